@@ -690,6 +690,13 @@ fn unchanged_writes_keep_the_revision_and_patched_unknown_fields_are_checked() {
     let status: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(code, 400, "{text}");
     assert!(status["message"].as_str().unwrap().starts_with(r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: "#), "{text}");
+    // A JSON array where a struct goes is refused, as Go's decoder refuses it (serde's derive
+    // read it by position: this made a ConfigMap named `by-position`).
+    let (code, text) =
+        request(&server, "POST", path, JSON, br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":["by-position"],"data":{"k":"v"}}"#);
+    let status: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(code, 400, "{text}");
+    assert!(status["message"].as_str().unwrap().contains("invalid type: sequence, expected struct ObjectMeta"), "{text}");
 
     // A body that repeats a key: the last value is kept and the repeat is warned about; under
     // Strict it is a 400 listing every strict decoding error, as upstream's decoder.

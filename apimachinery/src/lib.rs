@@ -15,6 +15,7 @@ pub mod go;
 pub mod intstr;
 pub mod quantity;
 pub mod raw;
+pub mod read;
 pub mod schema_or;
 pub mod scheme;
 pub mod serde_bytes;

@@ -18,6 +18,7 @@ use std::fmt;
 use base64::Engine;
 use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 
@@ -261,6 +262,28 @@ pub mod base64_list {
         deserializer.deserialize_option(ListVisitor)
     }
 }
+
+/// A `[]byte` field's value read as base64 by the module for its shape ([`base64_vec`],
+/// [`base64_option`], [`base64_map`], [`base64_list`]): what the generated structs read such
+/// fields through (see [`crate::read`]).
+pub struct Base64<T>(pub T);
+
+macro_rules! base64_reads {
+    ($($shape:ty => $module:ident),* $(,)?) => {$(
+        impl<'de> Deserialize<'de> for Base64<$shape> {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $module::deserialize(deserializer).map(Base64)
+            }
+        }
+    )*};
+}
+
+base64_reads!(
+    Vec<u8> => base64_vec,
+    Option<Vec<u8>> => base64_option,
+    BTreeMap<String, Vec<u8>> => base64_map,
+    Vec<Vec<u8>> => base64_list,
+);
 
 #[cfg(test)]
 mod tests {

@@ -10,3 +10,13 @@ where
 {
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
+
+/// A value read as [`null_as_default`] reads it: what the generated structs' non-`Option`
+/// fields are read through (see [`crate::read`]).
+pub struct NullAsDefault<T>(pub T);
+
+impl<'de, T: Deserialize<'de> + Default> Deserialize<'de> for NullAsDefault<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        null_as_default(deserializer).map(NullAsDefault)
+    }
+}

@@ -656,15 +656,21 @@ pub fn hub_struct(ident: &str, t: &HubType) -> String {
     let pkg = format!("{HUB_PREFIX}{ident}");
     let mut s = format!("/// Hub (internal) `{}` of the group: every field of every version.\n", t.name);
     // Serialised, the hub is the internal object validation, admission and strategies read.
-    s.push_str("#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]\n");
+    s.push_str("#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]\n");
     s.push_str(&format!("pub struct {} {{\n", t.name));
+    let mut reads = Vec::new();
     for f in &t.fields {
         s.push_str(&format!("    /// `{}`\n", f.json_name));
-        let serde = crate::emit::serde_attrs(&f.json_name, &f.rust_name, f.card, &f.elem, f.optional, false, None);
-        s.push_str(&format!("    #[serde({serde})]\n"));
+        let (serde, read) = crate::emit::serde_attrs(&f.json_name, &f.rust_name, f.card, &f.elem, f.optional, false, None);
+        if !serde.is_empty() {
+            s.push_str(&format!("    #[serde({serde})]\n"));
+        }
         s.push_str(&format!("    pub {}: {},\n", f.rust_name, rust_type(&f.card, &f.elem, f.optional, f.boxed, &pkg)));
+        reads.push((f.json_name.as_str(), f.rust_name.as_str(), read));
     }
-    s.push_str("}\n");
+    s.push_str("}\n\n");
+    s.push_str(&crate::emit::read_impls(&t.name, &reads));
+    s.push('\n');
     s
 }
 

@@ -490,6 +490,8 @@ struct TypeView {
     transparent: bool,
     proto: bool,
     fields: Vec<FieldView>,
+    /// The `Deserialize` of a struct that is not transparent ([`read_impls`]).
+    read_impls: String,
     proto_fields: Vec<ProtoFieldView>,
 }
 
@@ -504,9 +506,11 @@ struct ProtoFieldView {
 
 struct FieldView {
     rust_name: String,
+    json_name: String,
     rust_type: String,
     doc: Vec<String>,
     serde: String,
+    read: FieldRead,
 }
 
 fn doc_lines(text: &str) -> Vec<String> {
@@ -528,13 +532,21 @@ fn type_view(t: &TypeDef, p: &Package) -> TypeView {
         Some(d) => format!("`{d}`"),
         None => format!("proto `{}.{}`", t.package, t.name),
     };
+    let fields: Vec<FieldView> = t.fields.iter().flat_map(|f| f.flattened()).map(|f| field_view(f, p)).collect();
+    let read_impls = if t.transparent_list {
+        String::new()
+    } else {
+        let reads: Vec<_> = fields.iter().map(|f| (f.json_name.as_str(), f.rust_name.as_str(), f.read)).collect();
+        read_impls(&t.name, &reads)
+    };
     TypeView {
         name: t.name.clone(),
         doc: doc_lines(&t.doc),
         source,
         transparent: t.transparent_list,
         proto: t.proto,
-        fields: t.fields.iter().flat_map(|f| f.flattened()).map(|f| field_view(f, p)).collect(),
+        fields,
+        read_impls,
         proto_fields: proto_views(&t.fields, "self", &p.proto),
     }
 }
@@ -576,19 +588,16 @@ fn field_view(f: &Field, p: &Package) -> FieldView {
         Card::Map => format!("::std::collections::BTreeMap<String, {elem}>"),
     };
 
-    FieldView {
-        rust_name: f.rust_name.clone(),
-        rust_type,
-        doc: doc_lines(&f.doc),
-        serde: serde_attrs(&f.json_name, &f.rust_name, f.card, &f.elem, optional, f.required, f.go.as_ref()),
-    }
+    let (serde, read) = serde_attrs(&f.json_name, &f.rust_name, f.card, &f.elem, optional, f.required, f.go.as_ref());
+    FieldView { rust_name: f.rust_name.clone(), json_name: f.json_name.clone(), rust_type, doc: doc_lines(&f.doc), serde, read }
 }
 
-/// The `#[serde(...)]` arguments of a field, for the external types and the hub types alike:
-/// the JSON name, `null` read as the zero value, bytes as base64, and what is written for an
-/// absent or zero value. With the Go field's facts (`go`) that is Go's `encoding/json` rule for
-/// the field (see `kapi_apimachinery::go`); without (hub types, JSON-only definitions) absent
-/// optional fields and empty lists or maps are left out.
+/// How a field is written and read, for the external types and the hub types alike: the
+/// `#[serde(...)]` arguments of its `Serialize` (the JSON name, bytes as base64, and what is
+/// written for an absent or zero value) and how its value is read ([`FieldRead`]: `null` as the
+/// zero value, bytes as base64). With the Go field's facts (`go`) that is Go's `encoding/json`
+/// rule for the field (see `kapi_apimachinery::go`); without (hub types, JSON-only definitions)
+/// absent optional fields and empty lists or maps are left out.
 pub fn serde_attrs(
     json_name: &str,
     rust_name: &str,
@@ -597,13 +606,12 @@ pub fn serde_attrs(
     optional: bool,
     required: bool,
     go: Option<&GoInfo>,
-) -> String {
+) -> (String, FieldRead) {
     const GO: &str = "::kapi_apimachinery::go";
     let mut serde = Vec::new();
     if rust_name.trim_start_matches("r#") != json_name {
         serde.push(format!("rename = \"{json_name}\""));
     }
-    serde.push("default".to_owned());
     let bytes = *elem == Elem::Bytes;
     // How the field is written: `skip_serializing_if`, `serialize_with` (or both).
     let (skip, ser): (Option<String>, Option<String>) = match go {
@@ -650,6 +658,13 @@ pub fn serde_attrs(
     if let Some(skip) = skip {
         serde.push(format!("skip_serializing_if = \"{skip}\""));
     }
+    let read = if bytes {
+        FieldRead::Base64
+    } else if optional {
+        FieldRead::Plain
+    } else {
+        FieldRead::NullAsDefault
+    };
     if bytes && ser.is_none() {
         let with = match (card, optional) {
             (Card::Single, true) => "base64_option",
@@ -657,18 +672,67 @@ pub fn serde_attrs(
             (Card::Repeated, _) => "base64_list",
             (Card::Map, _) => "base64_map",
         };
-        serde.push(format!("with = \"::kapi_apimachinery::serde_bytes::{with}\""));
-    } else {
-        if let Some(ser) = ser {
-            serde.push(format!("serialize_with = \"{ser}\""));
-        }
-        if bytes {
-            serde.push("deserialize_with = \"::kapi_apimachinery::serde_bytes::base64_vec::deserialize\"".into());
-        } else if !optional {
-            serde.push("deserialize_with = \"::kapi_apimachinery::serde_null::null_as_default\"".into());
-        }
+        serde.push(format!("serialize_with = \"::kapi_apimachinery::serde_bytes::{with}::serialize\""));
+    } else if let Some(ser) = ser {
+        serde.push(format!("serialize_with = \"{ser}\""));
     }
-    serde.join(", ")
+    (serde.join(", "), read)
+}
+
+/// How a generated struct reads one field's JSON value (the field's arm of
+/// `kapi_apimachinery::read::ReadFields::read_field`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldRead {
+    /// As its type reads it (an `Option`: `null` is `None`).
+    Plain,
+    /// `null` is the zero value, as Go's `encoding/json` reads it into a non-pointer field.
+    NullAsDefault,
+    /// A `[]byte`, as base64 (`kapi_apimachinery::serde_bytes::Base64`).
+    Base64,
+}
+
+/// The `ReadFields` and `Deserialize` implementations of a generated struct whose fields are
+/// `(JSON name, Rust name, how it is read)`: the JSON object's keys looked up with a `match`,
+/// the values read by `kapi_apimachinery::read`'s shared visitor.
+pub fn read_impls(name: &str, fields: &[(&str, &str, FieldRead)]) -> String {
+    let keys: String = fields.iter().enumerate().map(|(i, (json, _, _))| format!("            {json:?} => Some({i}),\n")).collect();
+    let reads: String = fields
+        .iter()
+        .enumerate()
+        .map(|(i, (_, rust, read))| {
+            let value = match read {
+                FieldRead::Plain => "map.next_value()?".to_owned(),
+                FieldRead::NullAsDefault => "map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0".to_owned(),
+                FieldRead::Base64 => "map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0".to_owned(),
+            };
+            format!("            {i} => self.{rust} = {value},\n")
+        })
+        .collect();
+    format!(
+        "impl ::kapi_apimachinery::read::ReadFields for {name} {{
+    const EXPECTING: &'static str = \"struct {name}\";
+
+    fn field_index(key: &str) -> Option<usize> {{
+        match key {{
+{keys}            _ => None,
+        }}
+    }}
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {{
+        match index {{
+{reads}            _ => {{}}
+        }}
+        Ok(())
+    }}
+}}
+
+impl<'de> ::serde::Deserialize<'de> for {name} {{
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {{
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }}
+}}"
+    )
 }
 
 /// Whether an element is a Go scalar (its zero value is `false`, `0` or `""`).

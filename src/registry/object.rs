@@ -101,6 +101,11 @@ impl Object {
         Object { typed: OnceLock::from(typed), json: OnceLock::from(json), kind: Some(kind), hub: OnceLock::new() }
     }
 
+    /// A generated object of `kind`, its JSON form made when a step first reads it.
+    pub fn from_typed(kind: &'static dyn DynKind, typed: Box<dyn DynObject>) -> Object {
+        Object { typed: OnceLock::from(typed), json: OnceLock::new(), kind: Some(kind), hub: OnceLock::new() }
+    }
+
     /// The internal object of a kind served in several versions, as its hub value.
     pub fn hub(hub: Hub) -> Object {
         Object { typed: OnceLock::new(), json: OnceLock::new(), kind: None, hub: OnceLock::from(hub) }
@@ -118,15 +123,13 @@ impl Object {
         let Some(dyn_kind) = objects::dyn_kind(kind) else {
             return objects::decode_defaulted(kind, format, bytes).map(Object::from_value);
         };
-        let (typed, value) = objects::decode_typed(dyn_kind, format, bytes)?;
-        Ok(Object::typed(dyn_kind, typed, value))
+        Ok(Object::from_typed(dyn_kind, objects::decode_typed(dyn_kind, format, bytes)?))
     }
 
     /// A JSON value of the generated type `kind`, read and defaulted as a JSON request body
     /// with its text is decoded ([`objects::read_typed`]): what a patch made.
     pub fn read(kind: &'static dyn DynKind, value: Value) -> Result<Object, CodecError> {
-        let (typed, value) = objects::read_typed(kind, value)?;
-        Ok(Object::typed(kind, typed, value))
+        Ok(Object::from_typed(kind, objects::read_typed(kind, value)?))
     }
 
     /// A JSON object of `kind` decoded and defaulted as a JSON request body of it is
@@ -136,12 +139,11 @@ impl Object {
         Object::decode(kind, Format::Json, &serde_json::to_vec(object)?)
     }
 
-    /// A hub value as the generated object of `kind` (with its `apiVersion` and `kind`) and
-    /// its JSON ([`objects::external_from_hub`]).
+    /// A hub value as the generated object of `kind`, with its `apiVersion` and `kind`
+    /// ([`objects::external_from_hub`]).
     pub fn from_hub(kind: &Kind, hub: kapi_apimachinery::dynamic::Hub) -> Result<Object, CodecError> {
         let (dyn_kind, typed) = objects::typed_from_hub(kind, hub)?;
-        let value = typed.to_value()?;
-        Ok(Object::typed(dyn_kind, typed, value))
+        Ok(Object::from_typed(dyn_kind, typed))
     }
 
     /// Whether the object is at hand as its generated type (no step has changed it as JSON
@@ -318,7 +320,7 @@ impl Object {
             .read_value(Value::Object(Map::new()))
             .map_err(|e| ApiError::internal(format!("making the zero {}: {e}", kind.kind)))?;
         Ok(match self.is_typed() {
-            true => Object { typed: OnceLock::from(zero), json: OnceLock::new(), kind: Some(dyn_kind), hub: OnceLock::new() },
+            true => Object::from_typed(dyn_kind, zero),
             false => Object::hub(zero.into_hub()),
         })
     }
@@ -481,6 +483,19 @@ impl Object {
                 edit(meta);
             }
         }
+    }
+
+    /// The object's `metadata.namespace` (`""` when unset), or `None` when it has no
+    /// `metadata`: read from the generated object when it has its metadata at hand, so that
+    /// no JSON form is made for it.
+    pub fn namespace(&self) -> Result<Option<String>, ApiError> {
+        if self.json.get().is_none()
+            && let Some(meta) = self.typed_meta()
+        {
+            return Ok(Some(meta.namespace.clone().unwrap_or_default()));
+        }
+        let meta = self.value()?.get("metadata").and_then(Value::as_object);
+        Ok(meta.map(|meta| meta.get("namespace").and_then(Value::as_str).unwrap_or_default().to_owned()))
     }
 
     /// `metadata.name` and `metadata.generateName`, read from the form at hand.

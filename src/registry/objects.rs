@@ -128,26 +128,25 @@ pub fn decode_defaulted(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Val
     // A custom resource's defaults come from its definition's schema, which its strategy
     // applies.
     let Some(typed) = dyn_kind(kind) else { return decode_unstructured(kind, format, bytes) };
-    Ok(decode_typed(typed, format, bytes)?.1)
+    Ok(decode_typed(typed, format, bytes)?.to_value()?)
 }
 
-/// [`decode_defaulted`] for a kind of the scheme (`typed`, [`dyn_kind`]), giving the generated
-/// object as well as its JSON: what a request's object starts as
-/// ([`crate::registry::object::Object`]).
-pub fn decode_typed(typed: &dyn DynKind, format: Format, bytes: &[u8]) -> Result<(Box<dyn DynObject>, Value), CodecError> {
+/// [`decode_defaulted`] for a kind of the scheme (`typed`, [`dyn_kind`]), as the generated
+/// object: what a request's object starts as ([`crate::registry::object::Object`]).
+pub fn decode_typed(typed: &dyn DynKind, format: Format, bytes: &[u8]) -> Result<Box<dyn DynObject>, CodecError> {
     let mut object = typed.decode(format, bytes)?;
     if format == Format::Protobuf {
         let mut value = object.to_value()?;
         drop_zero_strings(&mut value, typed.fields());
         object = read_value(typed, value)?;
     }
-    defaulted_with_value(object)
+    Ok(defaulted_typed(object))
 }
 
 /// [`decode_typed`] of a JSON value (what a patch made) instead of its text: the same object,
 /// read without writing the value out and parsing it again.
-pub fn read_typed(typed: &dyn DynKind, value: Value) -> Result<(Box<dyn DynObject>, Value), CodecError> {
-    defaulted_with_value(read_value(typed, value)?)
+pub fn read_typed(typed: &dyn DynKind, value: Value) -> Result<Box<dyn DynObject>, CodecError> {
+    Ok(defaulted_typed(read_value(typed, value)?))
 }
 
 /// The generated object of `typed` a JSON value holds, its managed fields put in apart
@@ -163,11 +162,10 @@ pub fn read_value(typed: &dyn DynKind, mut value: Value) -> Result<Box<dyn DynOb
     Ok(object)
 }
 
-/// A decoded object defaulted, and its JSON.
-fn defaulted_with_value(mut object: Box<dyn DynObject>) -> Result<(Box<dyn DynObject>, Value), CodecError> {
+/// A decoded object, defaulted.
+fn defaulted_typed(mut object: Box<dyn DynObject>) -> Box<dyn DynObject> {
     crate::registry::defaults::apply_defaults(object.as_walk());
-    let value = object.to_value()?;
-    Ok((object, value))
+    object
 }
 
 /// Encodes a JSON value of `kind` in `format` (protobuf through the generated type).
@@ -252,13 +250,6 @@ pub fn strict_errors(kind: &Kind, json: &[u8]) -> Result<Vec<StrictError>, Codec
 pub fn value_strict_errors(kind: &Kind, value: &Value) -> Vec<StrictError> {
     let Some(fields) = fields(kind) else { return Vec::new() };
     kapi_apimachinery::strict_decoding::value_strict_errors(value, fields)
-}
-
-/// A JSON document with each object's repeated keys once, holding the last value, as Go's
-/// decoder keeps it (serde's typed decoding refuses a repeated field); `None` when `json` does
-/// not parse.
-pub fn last_of_repeated_keys(json: &[u8]) -> Option<Vec<u8>> {
-    serde_json::from_slice::<Value>(json).ok().and_then(|value| serde_json::to_vec(&value).ok())
 }
 
 /// The kind `kind` is stored as: its resource's storage version (the generated
@@ -631,8 +622,8 @@ mod tests {
         let kind = Kind::core_v1("ConfigMap");
         let body = br#"{"metadata":{"name":"a","name":"b"},"data":{"k":"1","k":"2"}}"#;
         assert_eq!(errors(&kind, body), [r#"duplicate field "metadata.name""#, r#"duplicate field "data.k""#]);
-        let deduplicated = last_of_repeated_keys(body).unwrap();
-        let value = decode(&kind, Format::Json, &deduplicated).unwrap();
+        // The typed decoding keeps the last value of each, as Go's decoder does.
+        let value = decode(&kind, Format::Json, body).unwrap();
         assert_eq!((&value["metadata"]["name"], &value["data"]["k"]), (&json!("b"), &json!("2")));
     }
 

@@ -418,26 +418,12 @@ fn decode_body_object(call: &ResourceCall<'_>) -> Result<(Kind, Object), ApiErro
         )));
     }
     let strict = strict_errors(call, format, &kind)?;
-    let mut object = match Object::decode(&kind, format, &call.body) {
-        Ok(object) => object,
-        // Go's decoder keeps the last value of a repeated key, which serde's typed decoding
-        // refuses: a body that repeats a key decodes with each key once, as upstream's does.
-        // Any other error is the body's own, with its own positions.
-        Err(e) => {
-            let repeats = format == Format::Json
-                && objects::strict_errors(&kind, &call.body)
-                    .is_ok_and(|errors| errors.iter().any(|e| matches!(e, StrictError::Duplicate(_))));
-            // Upstream's `transformDecodeError`: the body's kind and version (checked above to
-            // be the URL's) and the kind it was decoded as.
-            let cannot_handle = |e: kapi_apimachinery::codec::CodecError| {
-                ApiError::bad_request(format!("{} in version {:?} cannot be handled as a {}: {e}", kind.kind, kind.version, kind.kind))
-            };
-            match repeats.then(|| objects::last_of_repeated_keys(&call.body)).flatten() {
-                Some(deduplicated) => Object::decode(&kind, format, &deduplicated).map_err(cannot_handle)?,
-                None => return Err(cannot_handle(e)),
-            }
-        }
-    };
+    // A repeated key keeps its last value, as Go's decoder keeps it (strict decoding reports
+    // it). An error is upstream's `transformDecodeError`: the body's kind and version (checked
+    // above to be the URL's) and the kind it was decoded as.
+    let mut object = Object::decode(&kind, format, &call.body).map_err(|e| {
+        ApiError::bad_request(format!("{} in version {:?} cannot be handled as a {}: {e}", kind.kind, kind.version, kind.kind))
+    })?;
     // A body without `apiVersion`/`kind` (typed clients leave them out) carries the URL's from
     // here on, as the object upstream's decoder returns does.
     object.set_type_meta(&tm.api_version, &tm.kind);
@@ -532,8 +518,7 @@ fn prune_unstructured(call: &ResourceCall<'_>, object: &mut Object) -> Result<Ve
 /// URL is a 400 — never a lookup or a write in the body's namespace.
 fn ensure_namespace_matches_request(call: &ResourceCall<'_>, object: &mut Object) -> Result<(), ApiError> {
     let wanted = request_namespace(call);
-    let meta = object.value()?.get("metadata").and_then(Value::as_object);
-    let Some(given) = meta.map(|meta| meta.get("namespace").and_then(Value::as_str).unwrap_or_default().to_owned()) else {
+    let Some(given) = object.namespace()? else {
         return Ok(());
     };
     match given.as_str() {

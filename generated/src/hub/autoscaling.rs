@@ -2,118 +2,345 @@
 //! Hub (internal) types of the `autoscaling` group.
 
 /// Hub (internal) `ContainerResourceMetricSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerResourceMetricSource {
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `target`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub target: crate::hub::autoscaling::MetricTarget,
     /// `container`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub container: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ContainerResourceMetricSource {
+    const EXPECTING: &'static str = "struct ContainerResourceMetricSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "target" => Some(1),
+            "container" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.target = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.container = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerResourceMetricSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Hub (internal) `ContainerResourceMetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerResourceMetricStatus {
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `current`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub current: crate::hub::autoscaling::MetricValueStatus,
     /// `container`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub container: String,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ContainerResourceMetricStatus {
+    const EXPECTING: &'static str = "struct ContainerResourceMetricStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "current" => Some(1),
+            "container" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.current = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.container = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerResourceMetricStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `CrossVersionObjectReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CrossVersionObjectReference {
     /// `kind`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub kind: String,
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CrossVersionObjectReference {
+    const EXPECTING: &'static str = "struct CrossVersionObjectReference";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "name" => Some(1),
+            "apiVersion" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.api_version = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CrossVersionObjectReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Hub (internal) `ExternalMetricSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ExternalMetricSource {
     /// `metric`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metric: crate::hub::autoscaling::MetricIdentifier,
     /// `target`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub target: crate::hub::autoscaling::MetricTarget,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ExternalMetricSource {
+    const EXPECTING: &'static str = "struct ExternalMetricSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "metric" => Some(0),
+            "target" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.metric = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.target = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ExternalMetricSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `ExternalMetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ExternalMetricStatus {
     /// `metric`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metric: crate::hub::autoscaling::MetricIdentifier,
     /// `current`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub current: crate::hub::autoscaling::MetricValueStatus,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ExternalMetricStatus {
+    const EXPECTING: &'static str = "struct ExternalMetricStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "metric" => Some(0),
+            "current" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.metric = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.current = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ExternalMetricStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `HPAScalingPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HPAScalingPolicy {
     /// `type`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// `value`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub value: i32,
     /// `periodSeconds`
-    #[serde(rename = "periodSeconds", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "periodSeconds")]
     pub period_seconds: i32,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for HPAScalingPolicy {
+    const EXPECTING: &'static str = "struct HPAScalingPolicy";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "value" => Some(1),
+            "periodSeconds" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.value = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.period_seconds = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HPAScalingPolicy {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `HPAScalingRules` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HPAScalingRules {
     /// `stabilizationWindowSeconds`
-    #[serde(rename = "stabilizationWindowSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "stabilizationWindowSeconds", skip_serializing_if = "Option::is_none")]
     pub stabilization_window_seconds: Option<i32>,
     /// `selectPolicy`
-    #[serde(rename = "selectPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "selectPolicy", skip_serializing_if = "Option::is_none")]
     pub select_policy: Option<String>,
     /// `policies`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub policies: Vec<crate::hub::autoscaling::HPAScalingPolicy>,
     /// `tolerance`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tolerance: Option<::kapi_apimachinery::Quantity>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for HPAScalingRules {
+    const EXPECTING: &'static str = "struct HPAScalingRules";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "stabilizationWindowSeconds" => Some(0),
+            "selectPolicy" => Some(1),
+            "policies" => Some(2),
+            "tolerance" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.stabilization_window_seconds = map.next_value()?,
+            1 => self.select_policy = map.next_value()?,
+            2 => self.policies = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.tolerance = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HPAScalingRules {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `HorizontalPodAutoscaler` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HorizontalPodAutoscaler {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::autoscaling::HorizontalPodAutoscalerSpec,
     /// `status`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::autoscaling::HorizontalPodAutoscalerStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscaler {
+    const EXPECTING: &'static str = "struct HorizontalPodAutoscaler";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscaler {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for HorizontalPodAutoscaler {
@@ -152,51 +379,143 @@ impl ::kapi_apimachinery::HubObject for HorizontalPodAutoscaler {
 }
 
 /// Hub (internal) `HorizontalPodAutoscalerBehavior` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HorizontalPodAutoscalerBehavior {
     /// `scaleUp`
-    #[serde(rename = "scaleUp", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "scaleUp", skip_serializing_if = "Option::is_none")]
     pub scale_up: Option<crate::hub::autoscaling::HPAScalingRules>,
     /// `scaleDown`
-    #[serde(rename = "scaleDown", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "scaleDown", skip_serializing_if = "Option::is_none")]
     pub scale_down: Option<crate::hub::autoscaling::HPAScalingRules>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerBehavior {
+    const EXPECTING: &'static str = "struct HorizontalPodAutoscalerBehavior";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "scaleUp" => Some(0),
+            "scaleDown" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.scale_up = map.next_value()?,
+            1 => self.scale_down = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerBehavior {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `HorizontalPodAutoscalerCondition` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HorizontalPodAutoscalerCondition {
     /// `type`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// `status`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub status: String,
     /// `lastTransitionTime`
-    #[serde(rename = "lastTransitionTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// `reason`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// `message`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerCondition {
+    const EXPECTING: &'static str = "struct HorizontalPodAutoscalerCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "lastTransitionTime" => Some(2),
+            "reason" => Some(3),
+            "message" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.status = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.last_transition_time = map.next_value()?,
+            3 => self.reason = map.next_value()?,
+            4 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `HorizontalPodAutoscalerList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HorizontalPodAutoscalerList {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::autoscaling::HorizontalPodAutoscaler>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerList {
+    const EXPECTING: &'static str = "struct HorizontalPodAutoscalerList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for HorizontalPodAutoscalerList {
@@ -235,232 +554,658 @@ impl ::kapi_apimachinery::HubObject for HorizontalPodAutoscalerList {
 }
 
 /// Hub (internal) `HorizontalPodAutoscalerSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HorizontalPodAutoscalerSpec {
     /// `scaleTargetRef`
-    #[serde(rename = "scaleTargetRef", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "scaleTargetRef")]
     pub scale_target_ref: crate::hub::autoscaling::CrossVersionObjectReference,
     /// `minReplicas`
-    #[serde(rename = "minReplicas", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "minReplicas", skip_serializing_if = "Option::is_none")]
     pub min_replicas: Option<i32>,
     /// `maxReplicas`
-    #[serde(rename = "maxReplicas", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "maxReplicas")]
     pub max_replicas: i32,
     /// `metrics`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<crate::hub::autoscaling::MetricSpec>,
     /// `behavior`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub behavior: Option<crate::hub::autoscaling::HorizontalPodAutoscalerBehavior>,
     /// `targetCPUUtilizationPercentage`
-    #[serde(rename = "targetCPUUtilizationPercentage", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "targetCPUUtilizationPercentage", skip_serializing_if = "Option::is_none")]
     pub target_cpu_utilization_percentage: Option<i32>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerSpec {
+    const EXPECTING: &'static str = "struct HorizontalPodAutoscalerSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "scaleTargetRef" => Some(0),
+            "minReplicas" => Some(1),
+            "maxReplicas" => Some(2),
+            "metrics" => Some(3),
+            "behavior" => Some(4),
+            "targetCPUUtilizationPercentage" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.scale_target_ref = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.min_replicas = map.next_value()?,
+            2 => self.max_replicas = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.metrics = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.behavior = map.next_value()?,
+            5 => self.target_cpu_utilization_percentage = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `HorizontalPodAutoscalerStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HorizontalPodAutoscalerStatus {
     /// `observedGeneration`
-    #[serde(rename = "observedGeneration", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// `lastScaleTime`
-    #[serde(rename = "lastScaleTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastScaleTime", skip_serializing_if = "Option::is_none")]
     pub last_scale_time: Option<::kapi_apimachinery::Time>,
     /// `currentReplicas`
-    #[serde(rename = "currentReplicas", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "currentReplicas", skip_serializing_if = "Option::is_none")]
     pub current_replicas: Option<i32>,
     /// `desiredReplicas`
-    #[serde(rename = "desiredReplicas", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "desiredReplicas")]
     pub desired_replicas: i32,
     /// `currentMetrics`
-    #[serde(rename = "currentMetrics", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "currentMetrics", skip_serializing_if = "Vec::is_empty")]
     pub current_metrics: Vec<crate::hub::autoscaling::MetricStatus>,
     /// `conditions`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::hub::autoscaling::HorizontalPodAutoscalerCondition>,
     /// `currentCPUUtilizationPercentage`
-    #[serde(rename = "currentCPUUtilizationPercentage", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "currentCPUUtilizationPercentage", skip_serializing_if = "Option::is_none")]
     pub current_cpu_utilization_percentage: Option<i32>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerStatus {
+    const EXPECTING: &'static str = "struct HorizontalPodAutoscalerStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "observedGeneration" => Some(0),
+            "lastScaleTime" => Some(1),
+            "currentReplicas" => Some(2),
+            "desiredReplicas" => Some(3),
+            "currentMetrics" => Some(4),
+            "conditions" => Some(5),
+            "currentCPUUtilizationPercentage" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.observed_generation = map.next_value()?,
+            1 => self.last_scale_time = map.next_value()?,
+            2 => self.current_replicas = map.next_value()?,
+            3 => self.desired_replicas = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.current_metrics = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.current_cpu_utilization_percentage = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `MetricIdentifier` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct MetricIdentifier {
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `selector`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for MetricIdentifier {
+    const EXPECTING: &'static str = "struct MetricIdentifier";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "selector" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.selector = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for MetricIdentifier {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `MetricSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct MetricSpec {
     /// `type`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// `object`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub object: Option<crate::hub::autoscaling::ObjectMetricSource>,
     /// `pods`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pods: Option<crate::hub::autoscaling::PodsMetricSource>,
     /// `resource`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::hub::autoscaling::ResourceMetricSource>,
     /// `containerResource`
-    #[serde(rename = "containerResource", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "containerResource", skip_serializing_if = "Option::is_none")]
     pub container_resource: Option<crate::hub::autoscaling::ContainerResourceMetricSource>,
     /// `external`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<crate::hub::autoscaling::ExternalMetricSource>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for MetricSpec {
+    const EXPECTING: &'static str = "struct MetricSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "object" => Some(1),
+            "pods" => Some(2),
+            "resource" => Some(3),
+            "containerResource" => Some(4),
+            "external" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.object = map.next_value()?,
+            2 => self.pods = map.next_value()?,
+            3 => self.resource = map.next_value()?,
+            4 => self.container_resource = map.next_value()?,
+            5 => self.external = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for MetricSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `MetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct MetricStatus {
     /// `type`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// `object`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub object: Option<crate::hub::autoscaling::ObjectMetricStatus>,
     /// `pods`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pods: Option<crate::hub::autoscaling::PodsMetricStatus>,
     /// `resource`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::hub::autoscaling::ResourceMetricStatus>,
     /// `containerResource`
-    #[serde(rename = "containerResource", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "containerResource", skip_serializing_if = "Option::is_none")]
     pub container_resource: Option<crate::hub::autoscaling::ContainerResourceMetricStatus>,
     /// `external`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<crate::hub::autoscaling::ExternalMetricStatus>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for MetricStatus {
+    const EXPECTING: &'static str = "struct MetricStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "object" => Some(1),
+            "pods" => Some(2),
+            "resource" => Some(3),
+            "containerResource" => Some(4),
+            "external" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.object = map.next_value()?,
+            2 => self.pods = map.next_value()?,
+            3 => self.resource = map.next_value()?,
+            4 => self.container_resource = map.next_value()?,
+            5 => self.external = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for MetricStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `MetricTarget` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct MetricTarget {
     /// `type`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// `value`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<::kapi_apimachinery::Quantity>,
     /// `averageValue`
-    #[serde(rename = "averageValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "averageValue", skip_serializing_if = "Option::is_none")]
     pub average_value: Option<::kapi_apimachinery::Quantity>,
     /// `averageUtilization`
-    #[serde(rename = "averageUtilization", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "averageUtilization", skip_serializing_if = "Option::is_none")]
     pub average_utilization: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for MetricTarget {
+    const EXPECTING: &'static str = "struct MetricTarget";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "value" => Some(1),
+            "averageValue" => Some(2),
+            "averageUtilization" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.value = map.next_value()?,
+            2 => self.average_value = map.next_value()?,
+            3 => self.average_utilization = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for MetricTarget {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Hub (internal) `MetricValueStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct MetricValueStatus {
     /// `value`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<::kapi_apimachinery::Quantity>,
     /// `averageValue`
-    #[serde(rename = "averageValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "averageValue", skip_serializing_if = "Option::is_none")]
     pub average_value: Option<::kapi_apimachinery::Quantity>,
     /// `averageUtilization`
-    #[serde(rename = "averageUtilization", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "averageUtilization", skip_serializing_if = "Option::is_none")]
     pub average_utilization: Option<i32>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for MetricValueStatus {
+    const EXPECTING: &'static str = "struct MetricValueStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "value" => Some(0),
+            "averageValue" => Some(1),
+            "averageUtilization" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.value = map.next_value()?,
+            1 => self.average_value = map.next_value()?,
+            2 => self.average_utilization = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for MetricValueStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `ObjectMetricSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ObjectMetricSource {
     /// `describedObject`
-    #[serde(rename = "describedObject", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "describedObject")]
     pub described_object: crate::hub::autoscaling::CrossVersionObjectReference,
     /// `target`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub target: crate::hub::autoscaling::MetricTarget,
     /// `metric`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metric: crate::hub::autoscaling::MetricIdentifier,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ObjectMetricSource {
+    const EXPECTING: &'static str = "struct ObjectMetricSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "describedObject" => Some(0),
+            "target" => Some(1),
+            "metric" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.described_object = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.target = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.metric = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ObjectMetricSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Hub (internal) `ObjectMetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ObjectMetricStatus {
     /// `metric`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metric: crate::hub::autoscaling::MetricIdentifier,
     /// `current`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub current: crate::hub::autoscaling::MetricValueStatus,
     /// `describedObject`
-    #[serde(rename = "describedObject", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "describedObject")]
     pub described_object: crate::hub::autoscaling::CrossVersionObjectReference,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ObjectMetricStatus {
+    const EXPECTING: &'static str = "struct ObjectMetricStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "metric" => Some(0),
+            "current" => Some(1),
+            "describedObject" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.metric = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.current = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.described_object = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ObjectMetricStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `PodsMetricSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodsMetricSource {
     /// `metric`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metric: crate::hub::autoscaling::MetricIdentifier,
     /// `target`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub target: crate::hub::autoscaling::MetricTarget,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodsMetricSource {
+    const EXPECTING: &'static str = "struct PodsMetricSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "metric" => Some(0),
+            "target" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.metric = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.target = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodsMetricSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Hub (internal) `PodsMetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodsMetricStatus {
     /// `metric`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metric: crate::hub::autoscaling::MetricIdentifier,
     /// `current`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub current: crate::hub::autoscaling::MetricValueStatus,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodsMetricStatus {
+    const EXPECTING: &'static str = "struct PodsMetricStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "metric" => Some(0),
+            "current" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.metric = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.current = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodsMetricStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Hub (internal) `ResourceMetricSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceMetricSource {
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `target`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub target: crate::hub::autoscaling::MetricTarget,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ResourceMetricSource {
+    const EXPECTING: &'static str = "struct ResourceMetricSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "target" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.target = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceMetricSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `ResourceMetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceMetricStatus {
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `current`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub current: crate::hub::autoscaling::MetricValueStatus,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ResourceMetricStatus {
+    const EXPECTING: &'static str = "struct ResourceMetricStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "current" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.current = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceMetricStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `Scale` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Scale {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::autoscaling::ScaleSpec>,
     /// `status`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::autoscaling::ScaleStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Scale {
+    const EXPECTING: &'static str = "struct Scale";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Scale {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for Scale {
@@ -499,20 +1244,73 @@ impl ::kapi_apimachinery::HubObject for Scale {
 }
 
 /// Hub (internal) `ScaleSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ScaleSpec {
     /// `replicas`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ScaleSpec {
+    const EXPECTING: &'static str = "struct ScaleSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "replicas" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ScaleSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `ScaleStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ScaleStatus {
     /// `replicas`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub replicas: i32,
     /// `selector`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ScaleStatus {
+    const EXPECTING: &'static str = "struct ScaleStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "replicas" => Some(0),
+            "selector" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.selector = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ScaleStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

@@ -2,23 +2,57 @@
 //! Hub (internal) types of the `certificates` group.
 
 /// Hub (internal) `CertificateSigningRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CertificateSigningRequest {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::certificates::CertificateSigningRequestSpec>,
     /// `status`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::certificates::CertificateSigningRequestStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequest {
+    const EXPECTING: &'static str = "struct CertificateSigningRequest";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for CertificateSigningRequest {
@@ -57,43 +91,111 @@ impl ::kapi_apimachinery::HubObject for CertificateSigningRequest {
 }
 
 /// Hub (internal) `CertificateSigningRequestCondition` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CertificateSigningRequestCondition {
     /// `type`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// `status`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// `reason`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// `message`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// `lastUpdateTime`
-    #[serde(rename = "lastUpdateTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastUpdateTime", skip_serializing_if = "Option::is_none")]
     pub last_update_time: Option<::kapi_apimachinery::Time>,
     /// `lastTransitionTime`
-    #[serde(rename = "lastTransitionTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestCondition {
+    const EXPECTING: &'static str = "struct CertificateSigningRequestCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "reason" => Some(2),
+            "message" => Some(3),
+            "lastUpdateTime" => Some(4),
+            "lastTransitionTime" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.status = map.next_value()?,
+            2 => self.reason = map.next_value()?,
+            3 => self.message = map.next_value()?,
+            4 => self.last_update_time = map.next_value()?,
+            5 => self.last_transition_time = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `CertificateSigningRequestList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CertificateSigningRequestList {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::certificates::CertificateSigningRequest>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestList {
+    const EXPECTING: &'static str = "struct CertificateSigningRequestList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for CertificateSigningRequestList {
@@ -132,60 +234,159 @@ impl ::kapi_apimachinery::HubObject for CertificateSigningRequestList {
 }
 
 /// Hub (internal) `CertificateSigningRequestSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CertificateSigningRequestSpec {
     /// `request`
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "::kapi_apimachinery::serde_bytes::base64_option")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub request: Option<Vec<u8>>,
     /// `signerName`
-    #[serde(rename = "signerName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "signerName", skip_serializing_if = "Option::is_none")]
     pub signer_name: Option<String>,
     /// `expirationSeconds`
-    #[serde(rename = "expirationSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i32>,
     /// `usages`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub usages: Vec<String>,
     /// `username`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub username: Option<String>,
     /// `uid`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
     /// `groups`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
     /// `extra`
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub extra: ::std::collections::BTreeMap<String, crate::hub::certificates::ExtraValue>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestSpec {
+    const EXPECTING: &'static str = "struct CertificateSigningRequestSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "request" => Some(0),
+            "signerName" => Some(1),
+            "expirationSeconds" => Some(2),
+            "usages" => Some(3),
+            "username" => Some(4),
+            "uid" => Some(5),
+            "groups" => Some(6),
+            "extra" => Some(7),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.request = map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0,
+            1 => self.signer_name = map.next_value()?,
+            2 => self.expiration_seconds = map.next_value()?,
+            3 => self.usages = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.username = map.next_value()?,
+            5 => self.uid = map.next_value()?,
+            6 => self.groups = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.extra = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `CertificateSigningRequestStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CertificateSigningRequestStatus {
     /// `conditions`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::hub::certificates::CertificateSigningRequestCondition>,
     /// `certificate`
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "::kapi_apimachinery::serde_bytes::base64_option")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub certificate: Option<Vec<u8>>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestStatus {
+    const EXPECTING: &'static str = "struct CertificateSigningRequestStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "conditions" => Some(0),
+            "certificate" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.certificate = map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `ClusterTrustBundle` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ClusterTrustBundle {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::certificates::ClusterTrustBundleSpec,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundle {
+    const EXPECTING: &'static str = "struct ClusterTrustBundle";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundle {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for ClusterTrustBundle {
@@ -224,20 +425,52 @@ impl ::kapi_apimachinery::HubObject for ClusterTrustBundle {
 }
 
 /// Hub (internal) `ClusterTrustBundleList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ClusterTrustBundleList {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::certificates::ClusterTrustBundle>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundleList {
+    const EXPECTING: &'static str = "struct ClusterTrustBundleList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundleList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for ClusterTrustBundleList {
@@ -276,42 +509,129 @@ impl ::kapi_apimachinery::HubObject for ClusterTrustBundleList {
 }
 
 /// Hub (internal) `ClusterTrustBundleSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ClusterTrustBundleSpec {
     /// `signerName`
-    #[serde(rename = "signerName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "signerName", skip_serializing_if = "Option::is_none")]
     pub signer_name: Option<String>,
     /// `trustBundle`
-    #[serde(rename = "trustBundle", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "trustBundle")]
     pub trust_bundle: String,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundleSpec {
+    const EXPECTING: &'static str = "struct ClusterTrustBundleSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "signerName" => Some(0),
+            "trustBundle" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.signer_name = map.next_value()?,
+            1 => self.trust_bundle = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundleSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `ExtraValue` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ExtraValue {
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<String>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ExtraValue {
+    const EXPECTING: &'static str = "struct ExtraValue";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "items" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ExtraValue {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `PodCertificateRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodCertificateRequest {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::certificates::PodCertificateRequestSpec,
     /// `status`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::certificates::PodCertificateRequestStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequest {
+    const EXPECTING: &'static str = "struct PodCertificateRequest";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodCertificateRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for PodCertificateRequest {
@@ -350,20 +670,52 @@ impl ::kapi_apimachinery::HubObject for PodCertificateRequest {
 }
 
 /// Hub (internal) `PodCertificateRequestList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodCertificateRequestList {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::certificates::PodCertificateRequest>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequestList {
+    const EXPECTING: &'static str = "struct PodCertificateRequestList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodCertificateRequestList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for PodCertificateRequestList {
@@ -402,62 +754,144 @@ impl ::kapi_apimachinery::HubObject for PodCertificateRequestList {
 }
 
 /// Hub (internal) `PodCertificateRequestSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodCertificateRequestSpec {
     /// `signerName`
-    #[serde(rename = "signerName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "signerName")]
     pub signer_name: String,
     /// `podName`
-    #[serde(rename = "podName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "podName")]
     pub pod_name: String,
     /// `podUID`
-    #[serde(rename = "podUID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "podUID")]
     pub pod_uid: String,
     /// `serviceAccountName`
-    #[serde(rename = "serviceAccountName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "serviceAccountName")]
     pub service_account_name: String,
     /// `serviceAccountUID`
-    #[serde(rename = "serviceAccountUID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "serviceAccountUID")]
     pub service_account_uid: String,
     /// `nodeName`
-    #[serde(rename = "nodeName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "nodeName")]
     pub node_name: String,
     /// `nodeUID`
-    #[serde(rename = "nodeUID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "nodeUID")]
     pub node_uid: String,
     /// `maxExpirationSeconds`
-    #[serde(rename = "maxExpirationSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maxExpirationSeconds", skip_serializing_if = "Option::is_none")]
     pub max_expiration_seconds: Option<i32>,
     /// `pkixPublicKey`
-    #[serde(rename = "pkixPublicKey", default, skip_serializing_if = "Option::is_none", with = "::kapi_apimachinery::serde_bytes::base64_option")]
+    #[serde(rename = "pkixPublicKey", skip_serializing_if = "Option::is_none", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub pkix_public_key: Option<Vec<u8>>,
     /// `proofOfPossession`
-    #[serde(rename = "proofOfPossession", default, skip_serializing_if = "Option::is_none", with = "::kapi_apimachinery::serde_bytes::base64_option")]
+    #[serde(rename = "proofOfPossession", skip_serializing_if = "Option::is_none", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub proof_of_possession: Option<Vec<u8>>,
     /// `stubPKCS10Request`
-    #[serde(rename = "stubPKCS10Request", default, with = "::kapi_apimachinery::serde_bytes::base64_vec")]
+    #[serde(rename = "stubPKCS10Request", serialize_with = "::kapi_apimachinery::serde_bytes::base64_vec::serialize")]
     pub stub_pkcs10_request: Vec<u8>,
     /// `unverifiedUserAnnotations`
-    #[serde(rename = "unverifiedUserAnnotations", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "unverifiedUserAnnotations", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub unverified_user_annotations: ::std::collections::BTreeMap<String, String>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequestSpec {
+    const EXPECTING: &'static str = "struct PodCertificateRequestSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "signerName" => Some(0),
+            "podName" => Some(1),
+            "podUID" => Some(2),
+            "serviceAccountName" => Some(3),
+            "serviceAccountUID" => Some(4),
+            "nodeName" => Some(5),
+            "nodeUID" => Some(6),
+            "maxExpirationSeconds" => Some(7),
+            "pkixPublicKey" => Some(8),
+            "proofOfPossession" => Some(9),
+            "stubPKCS10Request" => Some(10),
+            "unverifiedUserAnnotations" => Some(11),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.signer_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.pod_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.pod_uid = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.service_account_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.service_account_uid = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.node_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.node_uid = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.max_expiration_seconds = map.next_value()?,
+            8 => self.pkix_public_key = map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0,
+            9 => self.proof_of_possession = map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0,
+            10 => self.stub_pkcs10_request = map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0,
+            11 => self.unverified_user_annotations = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodCertificateRequestSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `PodCertificateRequestStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodCertificateRequestStatus {
     /// `conditions`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
     /// `certificateChain`
-    #[serde(rename = "certificateChain", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "certificateChain", skip_serializing_if = "Option::is_none")]
     pub certificate_chain: Option<String>,
     /// `notBefore`
-    #[serde(rename = "notBefore", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "notBefore", skip_serializing_if = "Option::is_none")]
     pub not_before: Option<::kapi_apimachinery::Time>,
     /// `beginRefreshAt`
-    #[serde(rename = "beginRefreshAt", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "beginRefreshAt", skip_serializing_if = "Option::is_none")]
     pub begin_refresh_at: Option<::kapi_apimachinery::Time>,
     /// `notAfter`
-    #[serde(rename = "notAfter", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "notAfter", skip_serializing_if = "Option::is_none")]
     pub not_after: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequestStatus {
+    const EXPECTING: &'static str = "struct PodCertificateRequestStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "conditions" => Some(0),
+            "certificateChain" => Some(1),
+            "notBefore" => Some(2),
+            "beginRefreshAt" => Some(3),
+            "notAfter" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.certificate_chain = map.next_value()?,
+            2 => self.not_before = map.next_value()?,
+            3 => self.begin_refresh_at = map.next_value()?,
+            4 => self.not_after = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodCertificateRequestStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

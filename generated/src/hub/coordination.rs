@@ -2,20 +2,52 @@
 //! Hub (internal) types of the `coordination` group.
 
 /// Hub (internal) `Lease` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Lease {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::coordination::LeaseSpec>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Lease {
+    const EXPECTING: &'static str = "struct Lease";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Lease {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for Lease {
@@ -54,20 +86,51 @@ impl ::kapi_apimachinery::HubObject for Lease {
 }
 
 /// Hub (internal) `LeaseCandidate` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LeaseCandidate {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::coordination::LeaseCandidateSpec,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LeaseCandidate {
+    const EXPECTING: &'static str = "struct LeaseCandidate";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LeaseCandidate {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for LeaseCandidate {
@@ -106,20 +169,52 @@ impl ::kapi_apimachinery::HubObject for LeaseCandidate {
 }
 
 /// Hub (internal) `LeaseCandidateList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LeaseCandidateList {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::coordination::LeaseCandidate>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LeaseCandidateList {
+    const EXPECTING: &'static str = "struct LeaseCandidateList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LeaseCandidateList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for LeaseCandidateList {
@@ -158,43 +253,110 @@ impl ::kapi_apimachinery::HubObject for LeaseCandidateList {
 }
 
 /// Hub (internal) `LeaseCandidateSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LeaseCandidateSpec {
     /// `leaseName`
-    #[serde(rename = "leaseName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "leaseName")]
     pub lease_name: String,
     /// `pingTime`
-    #[serde(rename = "pingTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "pingTime", skip_serializing_if = "Option::is_none")]
     pub ping_time: Option<::kapi_apimachinery::MicroTime>,
     /// `renewTime`
-    #[serde(rename = "renewTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "renewTime", skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<::kapi_apimachinery::MicroTime>,
     /// `binaryVersion`
-    #[serde(rename = "binaryVersion", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "binaryVersion")]
     pub binary_version: String,
     /// `emulationVersion`
-    #[serde(rename = "emulationVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "emulationVersion", skip_serializing_if = "Option::is_none")]
     pub emulation_version: Option<String>,
     /// `strategy`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub strategy: String,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for LeaseCandidateSpec {
+    const EXPECTING: &'static str = "struct LeaseCandidateSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "leaseName" => Some(0),
+            "pingTime" => Some(1),
+            "renewTime" => Some(2),
+            "binaryVersion" => Some(3),
+            "emulationVersion" => Some(4),
+            "strategy" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.lease_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.ping_time = map.next_value()?,
+            2 => self.renew_time = map.next_value()?,
+            3 => self.binary_version = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.emulation_version = map.next_value()?,
+            5 => self.strategy = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LeaseCandidateSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `LeaseList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LeaseList {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::coordination::Lease>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LeaseList {
+    const EXPECTING: &'static str = "struct LeaseList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LeaseList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for LeaseList {
@@ -233,27 +395,65 @@ impl ::kapi_apimachinery::HubObject for LeaseList {
 }
 
 /// Hub (internal) `LeaseSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LeaseSpec {
     /// `holderIdentity`
-    #[serde(rename = "holderIdentity", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "holderIdentity", skip_serializing_if = "Option::is_none")]
     pub holder_identity: Option<String>,
     /// `leaseDurationSeconds`
-    #[serde(rename = "leaseDurationSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "leaseDurationSeconds", skip_serializing_if = "Option::is_none")]
     pub lease_duration_seconds: Option<i32>,
     /// `acquireTime`
-    #[serde(rename = "acquireTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "acquireTime", skip_serializing_if = "Option::is_none")]
     pub acquire_time: Option<::kapi_apimachinery::MicroTime>,
     /// `renewTime`
-    #[serde(rename = "renewTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "renewTime", skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<::kapi_apimachinery::MicroTime>,
     /// `leaseTransitions`
-    #[serde(rename = "leaseTransitions", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "leaseTransitions", skip_serializing_if = "Option::is_none")]
     pub lease_transitions: Option<i32>,
     /// `strategy`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
     /// `preferredHolder`
-    #[serde(rename = "preferredHolder", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "preferredHolder", skip_serializing_if = "Option::is_none")]
     pub preferred_holder: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LeaseSpec {
+    const EXPECTING: &'static str = "struct LeaseSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "holderIdentity" => Some(0),
+            "leaseDurationSeconds" => Some(1),
+            "acquireTime" => Some(2),
+            "renewTime" => Some(3),
+            "leaseTransitions" => Some(4),
+            "strategy" => Some(5),
+            "preferredHolder" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.holder_identity = map.next_value()?,
+            1 => self.lease_duration_seconds = map.next_value()?,
+            2 => self.acquire_time = map.next_value()?,
+            3 => self.renew_time = map.next_value()?,
+            4 => self.lease_transitions = map.next_value()?,
+            5 => self.strategy = map.next_value()?,
+            6 => self.preferred_holder = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LeaseSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

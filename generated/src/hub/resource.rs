@@ -2,301 +2,840 @@
 //! Hub (internal) types of the `resource` group.
 
 /// Hub (internal) `AllocatedDeviceStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct AllocatedDeviceStatus {
     /// `driver`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// `pool`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub pool: String,
     /// `device`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub device: String,
     /// `shareID`
-    #[serde(rename = "shareID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "shareID", skip_serializing_if = "Option::is_none")]
     pub share_id: Option<String>,
     /// `conditions`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
     /// `data`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<::kapi_apimachinery::RawExtension>,
     /// `networkData`
-    #[serde(rename = "networkData", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "networkData", skip_serializing_if = "Option::is_none")]
     pub network_data: Option<crate::hub::resource::NetworkDeviceData>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for AllocatedDeviceStatus {
+    const EXPECTING: &'static str = "struct AllocatedDeviceStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "driver" => Some(0),
+            "pool" => Some(1),
+            "device" => Some(2),
+            "shareID" => Some(3),
+            "conditions" => Some(4),
+            "data" => Some(5),
+            "networkData" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.driver = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.pool = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.device = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.share_id = map.next_value()?,
+            4 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.data = map.next_value()?,
+            6 => self.network_data = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for AllocatedDeviceStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `AllocationResult` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct AllocationResult {
     /// `devices`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub devices: Option<crate::hub::resource::DeviceAllocationResult>,
     /// `nodeSelector`
-    #[serde(rename = "nodeSelector", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// `allocationTimestamp`
-    #[serde(rename = "allocationTimestamp", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "allocationTimestamp", skip_serializing_if = "Option::is_none")]
     pub allocation_timestamp: Option<::kapi_apimachinery::Time>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for AllocationResult {
+    const EXPECTING: &'static str = "struct AllocationResult";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "devices" => Some(0),
+            "nodeSelector" => Some(1),
+            "allocationTimestamp" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.devices = map.next_value()?,
+            1 => self.node_selector = map.next_value()?,
+            2 => self.allocation_timestamp = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for AllocationResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `BasicDevice` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct BasicDevice {
     /// `attributes`
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub attributes: ::std::collections::BTreeMap<String, crate::hub::resource::DeviceAttribute>,
     /// `capacity`
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub capacity: ::std::collections::BTreeMap<String, crate::hub::resource::DeviceCapacity>,
     /// `consumesCounters`
-    #[serde(rename = "consumesCounters", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "consumesCounters", skip_serializing_if = "Vec::is_empty")]
     pub consumes_counters: Vec<crate::hub::resource::DeviceCounterConsumption>,
     /// `nodeName`
-    #[serde(rename = "nodeName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// `nodeSelector`
-    #[serde(rename = "nodeSelector", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// `allNodes`
-    #[serde(rename = "allNodes", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "allNodes", skip_serializing_if = "Option::is_none")]
     pub all_nodes: Option<bool>,
     /// `taints`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub taints: Vec<crate::hub::resource::DeviceTaint>,
     /// `bindsToNode`
-    #[serde(rename = "bindsToNode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "bindsToNode", skip_serializing_if = "Option::is_none")]
     pub binds_to_node: Option<bool>,
     /// `bindingConditions`
-    #[serde(rename = "bindingConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "bindingConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_conditions: Vec<String>,
     /// `bindingFailureConditions`
-    #[serde(rename = "bindingFailureConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "bindingFailureConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_failure_conditions: Vec<String>,
     /// `allowMultipleAllocations`
-    #[serde(rename = "allowMultipleAllocations", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "allowMultipleAllocations", skip_serializing_if = "Option::is_none")]
     pub allow_multiple_allocations: Option<bool>,
     /// `nodeAllocatableResourceMappings`
-    #[serde(rename = "nodeAllocatableResourceMappings", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "nodeAllocatableResourceMappings", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub node_allocatable_resource_mappings: ::std::collections::BTreeMap<String, crate::hub::resource::NodeAllocatableResourceMapping>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for BasicDevice {
+    const EXPECTING: &'static str = "struct BasicDevice";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "attributes" => Some(0),
+            "capacity" => Some(1),
+            "consumesCounters" => Some(2),
+            "nodeName" => Some(3),
+            "nodeSelector" => Some(4),
+            "allNodes" => Some(5),
+            "taints" => Some(6),
+            "bindsToNode" => Some(7),
+            "bindingConditions" => Some(8),
+            "bindingFailureConditions" => Some(9),
+            "allowMultipleAllocations" => Some(10),
+            "nodeAllocatableResourceMappings" => Some(11),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.attributes = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.capacity = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.consumes_counters = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.node_name = map.next_value()?,
+            4 => self.node_selector = map.next_value()?,
+            5 => self.all_nodes = map.next_value()?,
+            6 => self.taints = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.binds_to_node = map.next_value()?,
+            8 => self.binding_conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            9 => self.binding_failure_conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            10 => self.allow_multiple_allocations = map.next_value()?,
+            11 => self.node_allocatable_resource_mappings = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for BasicDevice {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Hub (internal) `CELDeviceSelector` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CELDeviceSelector {
     /// `expression`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub expression: String,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for CELDeviceSelector {
+    const EXPECTING: &'static str = "struct CELDeviceSelector";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "expression" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.expression = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CELDeviceSelector {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `CapacityRequestPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CapacityRequestPolicy {
     /// `default`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<::kapi_apimachinery::Quantity>,
     /// `validValues`
-    #[serde(rename = "validValues", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "validValues", skip_serializing_if = "Vec::is_empty")]
     pub valid_values: Vec<::kapi_apimachinery::Quantity>,
     /// `validRange`
-    #[serde(rename = "validRange", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "validRange", skip_serializing_if = "Option::is_none")]
     pub valid_range: Option<crate::hub::resource::CapacityRequestPolicyRange>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for CapacityRequestPolicy {
+    const EXPECTING: &'static str = "struct CapacityRequestPolicy";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "default" => Some(0),
+            "validValues" => Some(1),
+            "validRange" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.default = map.next_value()?,
+            1 => self.valid_values = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.valid_range = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CapacityRequestPolicy {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `CapacityRequestPolicyRange` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CapacityRequestPolicyRange {
     /// `min`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub min: ::kapi_apimachinery::Quantity,
     /// `max`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max: Option<::kapi_apimachinery::Quantity>,
     /// `step`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<::kapi_apimachinery::Quantity>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for CapacityRequestPolicyRange {
+    const EXPECTING: &'static str = "struct CapacityRequestPolicyRange";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "min" => Some(0),
+            "max" => Some(1),
+            "step" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.min = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.max = map.next_value()?,
+            2 => self.step = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CapacityRequestPolicyRange {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `CapacityRequirements` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CapacityRequirements {
     /// `requests`
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub requests: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for CapacityRequirements {
+    const EXPECTING: &'static str = "struct CapacityRequirements";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "requests" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.requests = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CapacityRequirements {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `Counter` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Counter {
     /// `value`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub value: ::kapi_apimachinery::Quantity,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Counter {
+    const EXPECTING: &'static str = "struct Counter";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "value" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.value = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Counter {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Hub (internal) `CounterSet` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CounterSet {
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `counters`
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub counters: ::std::collections::BTreeMap<String, crate::hub::resource::Counter>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for CounterSet {
+    const EXPECTING: &'static str = "struct CounterSet";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "counters" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.counters = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CounterSet {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `Device` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Device {
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `attributes`
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub attributes: ::std::collections::BTreeMap<String, crate::hub::resource::DeviceAttribute>,
     /// `capacity`
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub capacity: ::std::collections::BTreeMap<String, crate::hub::resource::DeviceCapacity>,
     /// `consumesCounters`
-    #[serde(rename = "consumesCounters", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "consumesCounters", skip_serializing_if = "Vec::is_empty")]
     pub consumes_counters: Vec<crate::hub::resource::DeviceCounterConsumption>,
     /// `nodeName`
-    #[serde(rename = "nodeName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// `nodeSelector`
-    #[serde(rename = "nodeSelector", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// `allNodes`
-    #[serde(rename = "allNodes", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "allNodes", skip_serializing_if = "Option::is_none")]
     pub all_nodes: Option<bool>,
     /// `taints`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub taints: Vec<crate::hub::resource::DeviceTaint>,
     /// `bindsToNode`
-    #[serde(rename = "bindsToNode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "bindsToNode", skip_serializing_if = "Option::is_none")]
     pub binds_to_node: Option<bool>,
     /// `bindingConditions`
-    #[serde(rename = "bindingConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "bindingConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_conditions: Vec<String>,
     /// `bindingFailureConditions`
-    #[serde(rename = "bindingFailureConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "bindingFailureConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_failure_conditions: Vec<String>,
     /// `allowMultipleAllocations`
-    #[serde(rename = "allowMultipleAllocations", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "allowMultipleAllocations", skip_serializing_if = "Option::is_none")]
     pub allow_multiple_allocations: Option<bool>,
     /// `nodeAllocatableResourceMappings`
-    #[serde(rename = "nodeAllocatableResourceMappings", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "nodeAllocatableResourceMappings", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub node_allocatable_resource_mappings: ::std::collections::BTreeMap<String, crate::hub::resource::NodeAllocatableResourceMapping>,
     /// `basic`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub basic: Option<crate::hub::resource::BasicDevice>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for Device {
+    const EXPECTING: &'static str = "struct Device";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "attributes" => Some(1),
+            "capacity" => Some(2),
+            "consumesCounters" => Some(3),
+            "nodeName" => Some(4),
+            "nodeSelector" => Some(5),
+            "allNodes" => Some(6),
+            "taints" => Some(7),
+            "bindsToNode" => Some(8),
+            "bindingConditions" => Some(9),
+            "bindingFailureConditions" => Some(10),
+            "allowMultipleAllocations" => Some(11),
+            "nodeAllocatableResourceMappings" => Some(12),
+            "basic" => Some(13),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.attributes = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.capacity = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.consumes_counters = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.node_name = map.next_value()?,
+            5 => self.node_selector = map.next_value()?,
+            6 => self.all_nodes = map.next_value()?,
+            7 => self.taints = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            8 => self.binds_to_node = map.next_value()?,
+            9 => self.binding_conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            10 => self.binding_failure_conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            11 => self.allow_multiple_allocations = map.next_value()?,
+            12 => self.node_allocatable_resource_mappings = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            13 => self.basic = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Device {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceAllocationConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceAllocationConfiguration {
     /// `source`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub source: String,
     /// `requests`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<String>,
     /// `opaque`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::hub::resource::OpaqueDeviceConfiguration>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeviceAllocationConfiguration {
+    const EXPECTING: &'static str = "struct DeviceAllocationConfiguration";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "source" => Some(0),
+            "requests" => Some(1),
+            "opaque" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.source = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.requests = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.opaque = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceAllocationConfiguration {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Hub (internal) `DeviceAllocationResult` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceAllocationResult {
     /// `results`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub results: Vec<crate::hub::resource::DeviceRequestAllocationResult>,
     /// `config`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config: Vec<crate::hub::resource::DeviceAllocationConfiguration>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceAllocationResult {
+    const EXPECTING: &'static str = "struct DeviceAllocationResult";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "results" => Some(0),
+            "config" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.results = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.config = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceAllocationResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceAttribute` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceAttribute {
     /// `int`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub int: Option<i64>,
     /// `bool`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bool: Option<bool>,
     /// `string`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub string: Option<String>,
     /// `version`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// `ints`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ints: Vec<i64>,
     /// `bools`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bools: Vec<bool>,
     /// `strings`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub strings: Vec<String>,
     /// `versions`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<String>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceAttribute {
+    const EXPECTING: &'static str = "struct DeviceAttribute";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "int" => Some(0),
+            "bool" => Some(1),
+            "string" => Some(2),
+            "version" => Some(3),
+            "ints" => Some(4),
+            "bools" => Some(5),
+            "strings" => Some(6),
+            "versions" => Some(7),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.int = map.next_value()?,
+            1 => self.bool = map.next_value()?,
+            2 => self.string = map.next_value()?,
+            3 => self.version = map.next_value()?,
+            4 => self.ints = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.bools = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.strings = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.versions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceAttribute {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceCapacity` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceCapacity {
     /// `value`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub value: ::kapi_apimachinery::Quantity,
     /// `requestPolicy`
-    #[serde(rename = "requestPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "requestPolicy", skip_serializing_if = "Option::is_none")]
     pub request_policy: Option<crate::hub::resource::CapacityRequestPolicy>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceCapacity {
+    const EXPECTING: &'static str = "struct DeviceCapacity";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "value" => Some(0),
+            "requestPolicy" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.value = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.request_policy = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceCapacity {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceClaim` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceClaim {
     /// `requests`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<crate::hub::resource::DeviceRequest>,
     /// `constraints`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub constraints: Vec<crate::hub::resource::DeviceConstraint>,
     /// `config`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config: Vec<crate::hub::resource::DeviceClaimConfiguration>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceClaim {
+    const EXPECTING: &'static str = "struct DeviceClaim";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "requests" => Some(0),
+            "constraints" => Some(1),
+            "config" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.requests = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.constraints = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.config = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceClaim {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceClaimConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceClaimConfiguration {
     /// `requests`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<String>,
     /// `opaque`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::hub::resource::OpaqueDeviceConfiguration>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceClaimConfiguration {
+    const EXPECTING: &'static str = "struct DeviceClaimConfiguration";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "requests" => Some(0),
+            "opaque" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.requests = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.opaque = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceClaimConfiguration {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceClass` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceClass {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::resource::DeviceClassSpec,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeviceClass {
+    const EXPECTING: &'static str = "struct DeviceClass";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceClass {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for DeviceClass {
@@ -335,28 +874,86 @@ impl ::kapi_apimachinery::HubObject for DeviceClass {
 }
 
 /// Hub (internal) `DeviceClassConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceClassConfiguration {
     /// `opaque`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::hub::resource::OpaqueDeviceConfiguration>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceClassConfiguration {
+    const EXPECTING: &'static str = "struct DeviceClassConfiguration";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "opaque" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.opaque = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceClassConfiguration {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceClassList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceClassList {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::resource::DeviceClass>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeviceClassList {
+    const EXPECTING: &'static str = "struct DeviceClassList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceClassList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for DeviceClassList {
@@ -395,183 +992,480 @@ impl ::kapi_apimachinery::HubObject for DeviceClassList {
 }
 
 /// Hub (internal) `DeviceClassSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceClassSpec {
     /// `selectors`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub selectors: Vec<crate::hub::resource::DeviceSelector>,
     /// `config`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config: Vec<crate::hub::resource::DeviceClassConfiguration>,
     /// `extendedResourceName`
-    #[serde(rename = "extendedResourceName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "extendedResourceName", skip_serializing_if = "Option::is_none")]
     pub extended_resource_name: Option<String>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceClassSpec {
+    const EXPECTING: &'static str = "struct DeviceClassSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "selectors" => Some(0),
+            "config" => Some(1),
+            "extendedResourceName" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.selectors = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.config = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.extended_resource_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceClassSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceConstraint` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceConstraint {
     /// `requests`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<String>,
     /// `matchAttribute`
-    #[serde(rename = "matchAttribute", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "matchAttribute", skip_serializing_if = "Option::is_none")]
     pub match_attribute: Option<String>,
     /// `distinctAttribute`
-    #[serde(rename = "distinctAttribute", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "distinctAttribute", skip_serializing_if = "Option::is_none")]
     pub distinct_attribute: Option<String>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceConstraint {
+    const EXPECTING: &'static str = "struct DeviceConstraint";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "requests" => Some(0),
+            "matchAttribute" => Some(1),
+            "distinctAttribute" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.requests = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.match_attribute = map.next_value()?,
+            2 => self.distinct_attribute = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceConstraint {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceCounterConsumption` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceCounterConsumption {
     /// `counterSet`
-    #[serde(rename = "counterSet", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "counterSet")]
     pub counter_set: String,
     /// `counters`
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub counters: ::std::collections::BTreeMap<String, crate::hub::resource::Counter>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceCounterConsumption {
+    const EXPECTING: &'static str = "struct DeviceCounterConsumption";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "counterSet" => Some(0),
+            "counters" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.counter_set = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.counters = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceCounterConsumption {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceRequest {
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `exactly`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub exactly: Option<crate::hub::resource::ExactDeviceRequest>,
     /// `firstAvailable`
-    #[serde(rename = "firstAvailable", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "firstAvailable", skip_serializing_if = "Vec::is_empty")]
     pub first_available: Vec<crate::hub::resource::DeviceSubRequest>,
     /// `deviceClassName`
-    #[serde(rename = "deviceClassName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "deviceClassName", skip_serializing_if = "Option::is_none")]
     pub device_class_name: Option<String>,
     /// `selectors`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub selectors: Vec<crate::hub::resource::DeviceSelector>,
     /// `allocationMode`
-    #[serde(rename = "allocationMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "allocationMode", skip_serializing_if = "Option::is_none")]
     pub allocation_mode: Option<String>,
     /// `count`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i64>,
     /// `adminAccess`
-    #[serde(rename = "adminAccess", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "adminAccess", skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
     /// `tolerations`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<crate::hub::resource::DeviceToleration>,
     /// `capacity`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::hub::resource::CapacityRequirements>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeviceRequest {
+    const EXPECTING: &'static str = "struct DeviceRequest";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "exactly" => Some(1),
+            "firstAvailable" => Some(2),
+            "deviceClassName" => Some(3),
+            "selectors" => Some(4),
+            "allocationMode" => Some(5),
+            "count" => Some(6),
+            "adminAccess" => Some(7),
+            "tolerations" => Some(8),
+            "capacity" => Some(9),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.exactly = map.next_value()?,
+            2 => self.first_available = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.device_class_name = map.next_value()?,
+            4 => self.selectors = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.allocation_mode = map.next_value()?,
+            6 => self.count = map.next_value()?,
+            7 => self.admin_access = map.next_value()?,
+            8 => self.tolerations = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            9 => self.capacity = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Hub (internal) `DeviceRequestAllocationResult` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceRequestAllocationResult {
     /// `request`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub request: String,
     /// `driver`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// `pool`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub pool: String,
     /// `device`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub device: String,
     /// `adminAccess`
-    #[serde(rename = "adminAccess", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "adminAccess", skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
     /// `tolerations`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<crate::hub::resource::DeviceToleration>,
     /// `bindingConditions`
-    #[serde(rename = "bindingConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "bindingConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_conditions: Vec<String>,
     /// `bindingFailureConditions`
-    #[serde(rename = "bindingFailureConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "bindingFailureConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_failure_conditions: Vec<String>,
     /// `shareID`
-    #[serde(rename = "shareID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "shareID", skip_serializing_if = "Option::is_none")]
     pub share_id: Option<String>,
     /// `consumedCapacity`
-    #[serde(rename = "consumedCapacity", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "consumedCapacity", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub consumed_capacity: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceRequestAllocationResult {
+    const EXPECTING: &'static str = "struct DeviceRequestAllocationResult";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "request" => Some(0),
+            "driver" => Some(1),
+            "pool" => Some(2),
+            "device" => Some(3),
+            "adminAccess" => Some(4),
+            "tolerations" => Some(5),
+            "bindingConditions" => Some(6),
+            "bindingFailureConditions" => Some(7),
+            "shareID" => Some(8),
+            "consumedCapacity" => Some(9),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.request = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.driver = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.pool = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.device = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.admin_access = map.next_value()?,
+            5 => self.tolerations = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.binding_conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.binding_failure_conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            8 => self.share_id = map.next_value()?,
+            9 => self.consumed_capacity = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceRequestAllocationResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceSelector` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceSelector {
     /// `cel`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cel: Option<crate::hub::resource::CELDeviceSelector>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceSelector {
+    const EXPECTING: &'static str = "struct DeviceSelector";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "cel" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.cel = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceSelector {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceSubRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceSubRequest {
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `deviceClassName`
-    #[serde(rename = "deviceClassName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "deviceClassName")]
     pub device_class_name: String,
     /// `selectors`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub selectors: Vec<crate::hub::resource::DeviceSelector>,
     /// `allocationMode`
-    #[serde(rename = "allocationMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "allocationMode", skip_serializing_if = "Option::is_none")]
     pub allocation_mode: Option<String>,
     /// `count`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i64>,
     /// `tolerations`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<crate::hub::resource::DeviceToleration>,
     /// `capacity`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::hub::resource::CapacityRequirements>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceSubRequest {
+    const EXPECTING: &'static str = "struct DeviceSubRequest";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "deviceClassName" => Some(1),
+            "selectors" => Some(2),
+            "allocationMode" => Some(3),
+            "count" => Some(4),
+            "tolerations" => Some(5),
+            "capacity" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.device_class_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.selectors = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.allocation_mode = map.next_value()?,
+            4 => self.count = map.next_value()?,
+            5 => self.tolerations = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.capacity = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceSubRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceTaint` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceTaint {
     /// `key`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub key: String,
     /// `value`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// `effect`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub effect: String,
     /// `timeAdded`
-    #[serde(rename = "timeAdded", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "timeAdded", skip_serializing_if = "Option::is_none")]
     pub time_added: Option<::kapi_apimachinery::Time>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceTaint {
+    const EXPECTING: &'static str = "struct DeviceTaint";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "key" => Some(0),
+            "value" => Some(1),
+            "effect" => Some(2),
+            "timeAdded" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.value = map.next_value()?,
+            2 => self.effect = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.time_added = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceTaint {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceTaintRule` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceTaintRule {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::resource::DeviceTaintRuleSpec,
     /// `status`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::resource::DeviceTaintRuleStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRule {
+    const EXPECTING: &'static str = "struct DeviceTaintRule";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceTaintRule {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for DeviceTaintRule {
@@ -610,20 +1504,52 @@ impl ::kapi_apimachinery::HubObject for DeviceTaintRule {
 }
 
 /// Hub (internal) `DeviceTaintRuleList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceTaintRuleList {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::resource::DeviceTaintRule>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRuleList {
+    const EXPECTING: &'static str = "struct DeviceTaintRuleList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceTaintRuleList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for DeviceTaintRuleList {
@@ -662,173 +1588,487 @@ impl ::kapi_apimachinery::HubObject for DeviceTaintRuleList {
 }
 
 /// Hub (internal) `DeviceTaintRuleSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceTaintRuleSpec {
     /// `deviceSelector`
-    #[serde(rename = "deviceSelector", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "deviceSelector", skip_serializing_if = "Option::is_none")]
     pub device_selector: Option<crate::hub::resource::DeviceTaintSelector>,
     /// `taint`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub taint: crate::hub::resource::DeviceTaint,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRuleSpec {
+    const EXPECTING: &'static str = "struct DeviceTaintRuleSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "deviceSelector" => Some(0),
+            "taint" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.device_selector = map.next_value()?,
+            1 => self.taint = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceTaintRuleSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceTaintRuleStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceTaintRuleStatus {
     /// `conditions`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRuleStatus {
+    const EXPECTING: &'static str = "struct DeviceTaintRuleStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "conditions" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceTaintRuleStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceTaintSelector` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceTaintSelector {
     /// `driver`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub driver: Option<String>,
     /// `pool`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pool: Option<String>,
     /// `device`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceTaintSelector {
+    const EXPECTING: &'static str = "struct DeviceTaintSelector";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "driver" => Some(0),
+            "pool" => Some(1),
+            "device" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.driver = map.next_value()?,
+            1 => self.pool = map.next_value()?,
+            2 => self.device = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceTaintSelector {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `DeviceToleration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeviceToleration {
     /// `key`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// `operator`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator: Option<String>,
     /// `value`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// `effect`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub effect: Option<String>,
     /// `tolerationSeconds`
-    #[serde(rename = "tolerationSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "tolerationSeconds", skip_serializing_if = "Option::is_none")]
     pub toleration_seconds: Option<i64>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for DeviceToleration {
+    const EXPECTING: &'static str = "struct DeviceToleration";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "key" => Some(0),
+            "operator" => Some(1),
+            "value" => Some(2),
+            "effect" => Some(3),
+            "tolerationSeconds" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = map.next_value()?,
+            1 => self.operator = map.next_value()?,
+            2 => self.value = map.next_value()?,
+            3 => self.effect = map.next_value()?,
+            4 => self.toleration_seconds = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeviceToleration {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `ExactDeviceRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ExactDeviceRequest {
     /// `deviceClassName`
-    #[serde(rename = "deviceClassName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "deviceClassName")]
     pub device_class_name: String,
     /// `selectors`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub selectors: Vec<crate::hub::resource::DeviceSelector>,
     /// `allocationMode`
-    #[serde(rename = "allocationMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "allocationMode", skip_serializing_if = "Option::is_none")]
     pub allocation_mode: Option<String>,
     /// `count`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i64>,
     /// `adminAccess`
-    #[serde(rename = "adminAccess", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "adminAccess", skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
     /// `tolerations`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<crate::hub::resource::DeviceToleration>,
     /// `capacity`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::hub::resource::CapacityRequirements>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ExactDeviceRequest {
+    const EXPECTING: &'static str = "struct ExactDeviceRequest";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "deviceClassName" => Some(0),
+            "selectors" => Some(1),
+            "allocationMode" => Some(2),
+            "count" => Some(3),
+            "adminAccess" => Some(4),
+            "tolerations" => Some(5),
+            "capacity" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.device_class_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.selectors = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.allocation_mode = map.next_value()?,
+            3 => self.count = map.next_value()?,
+            4 => self.admin_access = map.next_value()?,
+            5 => self.tolerations = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.capacity = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ExactDeviceRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `NetworkDeviceData` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NetworkDeviceData {
     /// `interfaceName`
-    #[serde(rename = "interfaceName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "interfaceName", skip_serializing_if = "Option::is_none")]
     pub interface_name: Option<String>,
     /// `ips`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ips: Vec<String>,
     /// `hardwareAddress`
-    #[serde(rename = "hardwareAddress", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hardwareAddress", skip_serializing_if = "Option::is_none")]
     pub hardware_address: Option<String>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for NetworkDeviceData {
+    const EXPECTING: &'static str = "struct NetworkDeviceData";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "interfaceName" => Some(0),
+            "ips" => Some(1),
+            "hardwareAddress" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.interface_name = map.next_value()?,
+            1 => self.ips = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.hardware_address = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NetworkDeviceData {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `NodeAllocatableResourceMapping` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeAllocatableResourceMapping {
     /// `capacityKey`
-    #[serde(rename = "capacityKey", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "capacityKey", skip_serializing_if = "Option::is_none")]
     pub capacity_key: Option<String>,
     /// `allocationMultiplier`
-    #[serde(rename = "allocationMultiplier", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "allocationMultiplier", skip_serializing_if = "Option::is_none")]
     pub allocation_multiplier: Option<::kapi_apimachinery::Quantity>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for NodeAllocatableResourceMapping {
+    const EXPECTING: &'static str = "struct NodeAllocatableResourceMapping";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "capacityKey" => Some(0),
+            "allocationMultiplier" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.capacity_key = map.next_value()?,
+            1 => self.allocation_multiplier = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeAllocatableResourceMapping {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `OpaqueDeviceConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct OpaqueDeviceConfiguration {
     /// `driver`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// `parameters`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub parameters: ::kapi_apimachinery::RawExtension,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for OpaqueDeviceConfiguration {
+    const EXPECTING: &'static str = "struct OpaqueDeviceConfiguration";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "driver" => Some(0),
+            "parameters" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.driver = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.parameters = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for OpaqueDeviceConfiguration {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `PoolStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PoolStatus {
     /// `driver`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// `poolName`
-    #[serde(rename = "poolName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "poolName")]
     pub pool_name: String,
     /// `generation`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub generation: i64,
     /// `resourceSliceCount`
-    #[serde(rename = "resourceSliceCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "resourceSliceCount", skip_serializing_if = "Option::is_none")]
     pub resource_slice_count: Option<i32>,
     /// `totalDevices`
-    #[serde(rename = "totalDevices", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "totalDevices", skip_serializing_if = "Option::is_none")]
     pub total_devices: Option<i32>,
     /// `allocatedDevices`
-    #[serde(rename = "allocatedDevices", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "allocatedDevices", skip_serializing_if = "Option::is_none")]
     pub allocated_devices: Option<i32>,
     /// `availableDevices`
-    #[serde(rename = "availableDevices", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "availableDevices", skip_serializing_if = "Option::is_none")]
     pub available_devices: Option<i32>,
     /// `unavailableDevices`
-    #[serde(rename = "unavailableDevices", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "unavailableDevices", skip_serializing_if = "Option::is_none")]
     pub unavailable_devices: Option<i32>,
     /// `nodeName`
-    #[serde(rename = "nodeName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// `validationError`
-    #[serde(rename = "validationError", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "validationError", skip_serializing_if = "Option::is_none")]
     pub validation_error: Option<String>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for PoolStatus {
+    const EXPECTING: &'static str = "struct PoolStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "driver" => Some(0),
+            "poolName" => Some(1),
+            "generation" => Some(2),
+            "resourceSliceCount" => Some(3),
+            "totalDevices" => Some(4),
+            "allocatedDevices" => Some(5),
+            "availableDevices" => Some(6),
+            "unavailableDevices" => Some(7),
+            "nodeName" => Some(8),
+            "validationError" => Some(9),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.driver = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.pool_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.generation = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.resource_slice_count = map.next_value()?,
+            4 => self.total_devices = map.next_value()?,
+            5 => self.allocated_devices = map.next_value()?,
+            6 => self.available_devices = map.next_value()?,
+            7 => self.unavailable_devices = map.next_value()?,
+            8 => self.node_name = map.next_value()?,
+            9 => self.validation_error = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PoolStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `ResourceClaim` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceClaim {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::resource::ResourceClaimSpec,
     /// `status`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::resource::ResourceClaimStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceClaim {
+    const EXPECTING: &'static str = "struct ResourceClaim";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceClaim {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for ResourceClaim {
@@ -867,37 +2107,98 @@ impl ::kapi_apimachinery::HubObject for ResourceClaim {
 }
 
 /// Hub (internal) `ResourceClaimConsumerReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceClaimConsumerReference {
     /// `apiGroup`
-    #[serde(rename = "apiGroup", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
     pub api_group: Option<String>,
     /// `resource`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub resource: String,
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `uid`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub uid: String,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ResourceClaimConsumerReference {
+    const EXPECTING: &'static str = "struct ResourceClaimConsumerReference";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "apiGroup" => Some(0),
+            "resource" => Some(1),
+            "name" => Some(2),
+            "uid" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_group = map.next_value()?,
+            1 => self.resource = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.uid = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceClaimConsumerReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `ResourceClaimList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceClaimList {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::resource::ResourceClaim>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceClaimList {
+    const EXPECTING: &'static str = "struct ResourceClaimList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceClaimList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for ResourceClaimList {
@@ -936,42 +2237,129 @@ impl ::kapi_apimachinery::HubObject for ResourceClaimList {
 }
 
 /// Hub (internal) `ResourceClaimSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceClaimSpec {
     /// `devices`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub devices: Option<crate::hub::resource::DeviceClaim>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ResourceClaimSpec {
+    const EXPECTING: &'static str = "struct ResourceClaimSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "devices" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.devices = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceClaimSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `ResourceClaimStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceClaimStatus {
     /// `allocation`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocation: Option<crate::hub::resource::AllocationResult>,
     /// `reservedFor`
-    #[serde(rename = "reservedFor", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "reservedFor", skip_serializing_if = "Vec::is_empty")]
     pub reserved_for: Vec<crate::hub::resource::ResourceClaimConsumerReference>,
     /// `devices`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<crate::hub::resource::AllocatedDeviceStatus>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ResourceClaimStatus {
+    const EXPECTING: &'static str = "struct ResourceClaimStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "allocation" => Some(0),
+            "reservedFor" => Some(1),
+            "devices" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.allocation = map.next_value()?,
+            1 => self.reserved_for = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.devices = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceClaimStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `ResourceClaimTemplate` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceClaimTemplate {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::resource::ResourceClaimTemplateSpec,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceClaimTemplate {
+    const EXPECTING: &'static str = "struct ResourceClaimTemplate";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceClaimTemplate {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for ResourceClaimTemplate {
@@ -1010,20 +2398,52 @@ impl ::kapi_apimachinery::HubObject for ResourceClaimTemplate {
 }
 
 /// Hub (internal) `ResourceClaimTemplateList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceClaimTemplateList {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::resource::ResourceClaimTemplate>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceClaimTemplateList {
+    const EXPECTING: &'static str = "struct ResourceClaimTemplateList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceClaimTemplateList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for ResourceClaimTemplateList {
@@ -1062,48 +2482,135 @@ impl ::kapi_apimachinery::HubObject for ResourceClaimTemplateList {
 }
 
 /// Hub (internal) `ResourceClaimTemplateSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceClaimTemplateSpec {
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::resource::ResourceClaimSpec,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ResourceClaimTemplateSpec {
+    const EXPECTING: &'static str = "struct ResourceClaimTemplateSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "metadata" => Some(0),
+            "spec" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = map.next_value()?,
+            1 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceClaimTemplateSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `ResourcePool` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourcePool {
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `generation`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub generation: i64,
     /// `resourceSliceCount`
-    #[serde(rename = "resourceSliceCount", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "resourceSliceCount")]
     pub resource_slice_count: i64,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ResourcePool {
+    const EXPECTING: &'static str = "struct ResourcePool";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "generation" => Some(1),
+            "resourceSliceCount" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.generation = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.resource_slice_count = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourcePool {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `ResourcePoolStatusRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourcePoolStatusRequest {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// `spec`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::resource::ResourcePoolStatusRequestSpec,
     /// `status`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::resource::ResourcePoolStatusRequestStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequest {
+    const EXPECTING: &'static str = "struct ResourcePoolStatusRequest";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourcePoolStatusRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for ResourcePoolStatusRequest {
@@ -1142,20 +2649,52 @@ impl ::kapi_apimachinery::HubObject for ResourcePoolStatusRequest {
 }
 
 /// Hub (internal) `ResourcePoolStatusRequestList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourcePoolStatusRequestList {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::resource::ResourcePoolStatusRequest>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequestList {
+    const EXPECTING: &'static str = "struct ResourcePoolStatusRequestList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourcePoolStatusRequestList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for ResourcePoolStatusRequestList {
@@ -1194,48 +2733,138 @@ impl ::kapi_apimachinery::HubObject for ResourcePoolStatusRequestList {
 }
 
 /// Hub (internal) `ResourcePoolStatusRequestSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourcePoolStatusRequestSpec {
     /// `driver`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// `poolName`
-    #[serde(rename = "poolName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "poolName", skip_serializing_if = "Option::is_none")]
     pub pool_name: Option<String>,
     /// `limit`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<i32>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequestSpec {
+    const EXPECTING: &'static str = "struct ResourcePoolStatusRequestSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "driver" => Some(0),
+            "poolName" => Some(1),
+            "limit" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.driver = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.pool_name = map.next_value()?,
+            2 => self.limit = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourcePoolStatusRequestSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `ResourcePoolStatusRequestStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourcePoolStatusRequestStatus {
     /// `poolCount`
-    #[serde(rename = "poolCount", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "poolCount")]
     pub pool_count: i32,
     /// `pools`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pools: Vec<crate::hub::resource::PoolStatus>,
     /// `conditions`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequestStatus {
+    const EXPECTING: &'static str = "struct ResourcePoolStatusRequestStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "poolCount" => Some(0),
+            "pools" => Some(1),
+            "conditions" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.pool_count = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.pools = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourcePoolStatusRequestStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `ResourceSlice` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceSlice {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::resource::ResourceSliceSpec,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceSlice {
+    const EXPECTING: &'static str = "struct ResourceSlice";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceSlice {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for ResourceSlice {
@@ -1274,20 +2903,52 @@ impl ::kapi_apimachinery::HubObject for ResourceSlice {
 }
 
 /// Hub (internal) `ResourceSliceList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceSliceList {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::resource::ResourceSlice>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceSliceList {
+    const EXPECTING: &'static str = "struct ResourceSliceList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceSliceList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for ResourceSliceList {
@@ -1326,30 +2987,68 @@ impl ::kapi_apimachinery::HubObject for ResourceSliceList {
 }
 
 /// Hub (internal) `ResourceSliceSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceSliceSpec {
     /// `driver`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// `pool`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub pool: crate::hub::resource::ResourcePool,
     /// `nodeName`
-    #[serde(rename = "nodeName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// `nodeSelector`
-    #[serde(rename = "nodeSelector", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// `allNodes`
-    #[serde(rename = "allNodes", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "allNodes", skip_serializing_if = "Option::is_none")]
     pub all_nodes: Option<bool>,
     /// `devices`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<crate::hub::resource::Device>,
     /// `perDeviceNodeSelection`
-    #[serde(rename = "perDeviceNodeSelection", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "perDeviceNodeSelection", skip_serializing_if = "Option::is_none")]
     pub per_device_node_selection: Option<bool>,
     /// `sharedCounters`
-    #[serde(rename = "sharedCounters", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "sharedCounters", skip_serializing_if = "Vec::is_empty")]
     pub shared_counters: Vec<crate::hub::resource::CounterSet>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceSliceSpec {
+    const EXPECTING: &'static str = "struct ResourceSliceSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "driver" => Some(0),
+            "pool" => Some(1),
+            "nodeName" => Some(2),
+            "nodeSelector" => Some(3),
+            "allNodes" => Some(4),
+            "devices" => Some(5),
+            "perDeviceNodeSelection" => Some(6),
+            "sharedCounters" => Some(7),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.driver = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.pool = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.node_name = map.next_value()?,
+            3 => self.node_selector = map.next_value()?,
+            4 => self.all_nodes = map.next_value()?,
+            5 => self.devices = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.per_device_node_selection = map.next_value()?,
+            7 => self.shared_counters = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceSliceSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

@@ -2,36 +2,119 @@
 //! Hub (internal) types of the `scheduling` group.
 
 /// Hub (internal) `BasicSchedulingPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct BasicSchedulingPolicy {
 }
 
+impl ::kapi_apimachinery::read::ReadFields for BasicSchedulingPolicy {
+    const EXPECTING: &'static str = "struct BasicSchedulingPolicy";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for BasicSchedulingPolicy {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `GangSchedulingPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct GangSchedulingPolicy {
     /// `minCount`
-    #[serde(rename = "minCount", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "minCount")]
     pub min_count: i32,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for GangSchedulingPolicy {
+    const EXPECTING: &'static str = "struct GangSchedulingPolicy";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "minCount" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.min_count = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for GangSchedulingPolicy {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `PodGroup` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodGroup {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::scheduling::PodGroupSpec,
     /// `status`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::scheduling::PodGroupStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodGroup {
+    const EXPECTING: &'static str = "struct PodGroup";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodGroup {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for PodGroup {
@@ -70,20 +153,52 @@ impl ::kapi_apimachinery::HubObject for PodGroup {
 }
 
 /// Hub (internal) `PodGroupList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodGroupList {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::scheduling::PodGroup>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodGroupList {
+    const EXPECTING: &'static str = "struct PodGroupList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodGroupList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for PodGroupList {
@@ -122,144 +237,421 @@ impl ::kapi_apimachinery::HubObject for PodGroupList {
 }
 
 /// Hub (internal) `PodGroupResourceClaim` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodGroupResourceClaim {
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `resourceClaimName`
-    #[serde(rename = "resourceClaimName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "resourceClaimName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_name: Option<String>,
     /// `resourceClaimTemplateName`
-    #[serde(rename = "resourceClaimTemplateName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "resourceClaimTemplateName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_template_name: Option<String>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for PodGroupResourceClaim {
+    const EXPECTING: &'static str = "struct PodGroupResourceClaim";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "resourceClaimName" => Some(1),
+            "resourceClaimTemplateName" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.resource_claim_name = map.next_value()?,
+            2 => self.resource_claim_template_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodGroupResourceClaim {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `PodGroupResourceClaimStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodGroupResourceClaimStatus {
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `resourceClaimName`
-    #[serde(rename = "resourceClaimName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "resourceClaimName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_name: Option<String>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for PodGroupResourceClaimStatus {
+    const EXPECTING: &'static str = "struct PodGroupResourceClaimStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "resourceClaimName" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.resource_claim_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodGroupResourceClaimStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `PodGroupSchedulingConstraints` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodGroupSchedulingConstraints {
     /// `topology`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub topology: Vec<crate::hub::scheduling::TopologyConstraint>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for PodGroupSchedulingConstraints {
+    const EXPECTING: &'static str = "struct PodGroupSchedulingConstraints";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "topology" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.topology = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodGroupSchedulingConstraints {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `PodGroupSchedulingPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodGroupSchedulingPolicy {
     /// `basic`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub basic: Option<crate::hub::scheduling::BasicSchedulingPolicy>,
     /// `gang`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gang: Option<crate::hub::scheduling::GangSchedulingPolicy>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for PodGroupSchedulingPolicy {
+    const EXPECTING: &'static str = "struct PodGroupSchedulingPolicy";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "basic" => Some(0),
+            "gang" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.basic = map.next_value()?,
+            1 => self.gang = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodGroupSchedulingPolicy {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `PodGroupSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodGroupSpec {
     /// `podGroupTemplateRef`
-    #[serde(rename = "podGroupTemplateRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "podGroupTemplateRef", skip_serializing_if = "Option::is_none")]
     pub pod_group_template_ref: Option<crate::hub::scheduling::PodGroupTemplateReference>,
     /// `schedulingPolicy`
-    #[serde(rename = "schedulingPolicy", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "schedulingPolicy")]
     pub scheduling_policy: crate::hub::scheduling::PodGroupSchedulingPolicy,
     /// `schedulingConstraints`
-    #[serde(rename = "schedulingConstraints", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "schedulingConstraints", skip_serializing_if = "Option::is_none")]
     pub scheduling_constraints: Option<crate::hub::scheduling::PodGroupSchedulingConstraints>,
     /// `resourceClaims`
-    #[serde(rename = "resourceClaims", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "resourceClaims", skip_serializing_if = "Vec::is_empty")]
     pub resource_claims: Vec<crate::hub::scheduling::PodGroupResourceClaim>,
     /// `disruptionMode`
-    #[serde(rename = "disruptionMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "disruptionMode", skip_serializing_if = "Option::is_none")]
     pub disruption_mode: Option<String>,
     /// `priorityClassName`
-    #[serde(rename = "priorityClassName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "priorityClassName", skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,
     /// `priority`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodGroupSpec {
+    const EXPECTING: &'static str = "struct PodGroupSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "podGroupTemplateRef" => Some(0),
+            "schedulingPolicy" => Some(1),
+            "schedulingConstraints" => Some(2),
+            "resourceClaims" => Some(3),
+            "disruptionMode" => Some(4),
+            "priorityClassName" => Some(5),
+            "priority" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.pod_group_template_ref = map.next_value()?,
+            1 => self.scheduling_policy = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.scheduling_constraints = map.next_value()?,
+            3 => self.resource_claims = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.disruption_mode = map.next_value()?,
+            5 => self.priority_class_name = map.next_value()?,
+            6 => self.priority = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodGroupSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Hub (internal) `PodGroupStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodGroupStatus {
     /// `conditions`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
     /// `resourceClaimStatuses`
-    #[serde(rename = "resourceClaimStatuses", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "resourceClaimStatuses", skip_serializing_if = "Vec::is_empty")]
     pub resource_claim_statuses: Vec<crate::hub::scheduling::PodGroupResourceClaimStatus>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for PodGroupStatus {
+    const EXPECTING: &'static str = "struct PodGroupStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "conditions" => Some(0),
+            "resourceClaimStatuses" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.resource_claim_statuses = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodGroupStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `PodGroupTemplate` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodGroupTemplate {
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `schedulingPolicy`
-    #[serde(rename = "schedulingPolicy", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "schedulingPolicy")]
     pub scheduling_policy: crate::hub::scheduling::PodGroupSchedulingPolicy,
     /// `schedulingConstraints`
-    #[serde(rename = "schedulingConstraints", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "schedulingConstraints", skip_serializing_if = "Option::is_none")]
     pub scheduling_constraints: Option<crate::hub::scheduling::PodGroupSchedulingConstraints>,
     /// `resourceClaims`
-    #[serde(rename = "resourceClaims", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "resourceClaims", skip_serializing_if = "Vec::is_empty")]
     pub resource_claims: Vec<crate::hub::scheduling::PodGroupResourceClaim>,
     /// `disruptionMode`
-    #[serde(rename = "disruptionMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "disruptionMode", skip_serializing_if = "Option::is_none")]
     pub disruption_mode: Option<String>,
     /// `priorityClassName`
-    #[serde(rename = "priorityClassName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "priorityClassName", skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,
     /// `priority`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for PodGroupTemplate {
+    const EXPECTING: &'static str = "struct PodGroupTemplate";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "schedulingPolicy" => Some(1),
+            "schedulingConstraints" => Some(2),
+            "resourceClaims" => Some(3),
+            "disruptionMode" => Some(4),
+            "priorityClassName" => Some(5),
+            "priority" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.scheduling_policy = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.scheduling_constraints = map.next_value()?,
+            3 => self.resource_claims = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.disruption_mode = map.next_value()?,
+            5 => self.priority_class_name = map.next_value()?,
+            6 => self.priority = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodGroupTemplate {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `PodGroupTemplateReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodGroupTemplateReference {
     /// `workload`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload: Option<crate::hub::scheduling::WorkloadPodGroupTemplateReference>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for PodGroupTemplateReference {
+    const EXPECTING: &'static str = "struct PodGroupTemplateReference";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "workload" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.workload = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodGroupTemplateReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `PriorityClass` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PriorityClass {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `value`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<i32>,
     /// `globalDefault`
-    #[serde(rename = "globalDefault", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "globalDefault", skip_serializing_if = "Option::is_none")]
     pub global_default: Option<bool>,
     /// `description`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// `preemptionPolicy`
-    #[serde(rename = "preemptionPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "preemptionPolicy", skip_serializing_if = "Option::is_none")]
     pub preemption_policy: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PriorityClass {
+    const EXPECTING: &'static str = "struct PriorityClass";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "value" => Some(3),
+            "globalDefault" => Some(4),
+            "description" => Some(5),
+            "preemptionPolicy" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.value = map.next_value()?,
+            4 => self.global_default = map.next_value()?,
+            5 => self.description = map.next_value()?,
+            6 => self.preemption_policy = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PriorityClass {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for PriorityClass {
@@ -298,20 +690,52 @@ impl ::kapi_apimachinery::HubObject for PriorityClass {
 }
 
 /// Hub (internal) `PriorityClassList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PriorityClassList {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::scheduling::PriorityClass>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PriorityClassList {
+    const EXPECTING: &'static str = "struct PriorityClassList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PriorityClassList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for PriorityClassList {
@@ -350,42 +774,126 @@ impl ::kapi_apimachinery::HubObject for PriorityClassList {
 }
 
 /// Hub (internal) `TopologyConstraint` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct TopologyConstraint {
     /// `key`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub key: String,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for TopologyConstraint {
+    const EXPECTING: &'static str = "struct TopologyConstraint";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "key" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for TopologyConstraint {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `TypedLocalObjectReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct TypedLocalObjectReference {
     /// `apiGroup`
-    #[serde(rename = "apiGroup", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
     pub api_group: Option<String>,
     /// `kind`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub kind: String,
     /// `name`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for TypedLocalObjectReference {
+    const EXPECTING: &'static str = "struct TypedLocalObjectReference";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "apiGroup" => Some(0),
+            "kind" => Some(1),
+            "name" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_group = map.next_value()?,
+            1 => self.kind = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for TypedLocalObjectReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `Workload` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Workload {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::scheduling::WorkloadSpec,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Workload {
+    const EXPECTING: &'static str = "struct Workload";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Workload {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for Workload {
@@ -424,20 +932,52 @@ impl ::kapi_apimachinery::HubObject for Workload {
 }
 
 /// Hub (internal) `WorkloadList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct WorkloadList {
     /// `kind`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::scheduling::Workload>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for WorkloadList {
+    const EXPECTING: &'static str = "struct WorkloadList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for WorkloadList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 impl ::kapi_apimachinery::HubObject for WorkloadList {
@@ -476,23 +1016,79 @@ impl ::kapi_apimachinery::HubObject for WorkloadList {
 }
 
 /// Hub (internal) `WorkloadPodGroupTemplateReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct WorkloadPodGroupTemplateReference {
     /// `workloadName`
-    #[serde(rename = "workloadName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "workloadName")]
     pub workload_name: String,
     /// `podGroupTemplateName`
-    #[serde(rename = "podGroupTemplateName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "podGroupTemplateName")]
     pub pod_group_template_name: String,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for WorkloadPodGroupTemplateReference {
+    const EXPECTING: &'static str = "struct WorkloadPodGroupTemplateReference";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "workloadName" => Some(0),
+            "podGroupTemplateName" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.workload_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.pod_group_template_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for WorkloadPodGroupTemplateReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Hub (internal) `WorkloadSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct WorkloadSpec {
     /// `controllerRef`
-    #[serde(rename = "controllerRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "controllerRef", skip_serializing_if = "Option::is_none")]
     pub controller_ref: Option<crate::hub::scheduling::TypedLocalObjectReference>,
     /// `podGroupTemplates`
-    #[serde(rename = "podGroupTemplates", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "podGroupTemplates", skip_serializing_if = "Vec::is_empty")]
     pub pod_group_templates: Vec<crate::hub::scheduling::PodGroupTemplate>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for WorkloadSpec {
+    const EXPECTING: &'static str = "struct WorkloadSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "controllerRef" => Some(0),
+            "podGroupTemplates" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.controller_ref = map.next_value()?,
+            1 => self.pod_group_templates = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for WorkloadSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

@@ -3,26 +3,26 @@
 /// AdmissionRequest describes the admission.Attributes for the admission request.
 ///
 /// Generated from proto `k8s.io.api.admission.v1.AdmissionRequest`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct AdmissionRequest {
     /// uid is an identifier for the individual request/response. It allows us to distinguish instances of requests which are
     /// otherwise identical (parallel requests, requests when earlier requests did not modify etc)
     /// The UID is meant to track the round trip (request/response) between the KAS and the WebHook, not the user request.
     /// It is suitable for correlating log entries between the webhook and apiserver, for either auditing or debugging.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub uid: Option<String>,
     /// kind is the fully-qualified type of object being submitted (for example, v1.Pod or autoscaling.v1.Scale)
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kind: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionKind>,
     /// resource is the fully-qualified resource being requested (for example, v1.pods)
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub resource: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionResource>,
     /// subResource is the subresource being requested, if any (for example, "status" or "scale")
     /// +optional
-    #[serde(rename = "subResource", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "subResource", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub sub_resource: Option<String>,
     /// requestKind is the fully-qualified type of the original API request (for example, v1.Pod or autoscaling.v1.Scale).
     /// If this is specified and differs from the value in "kind", an equivalent match and conversion was performed.
@@ -35,7 +35,7 @@ pub struct AdmissionRequest {
     ///
     /// See documentation for the "matchPolicy" field in the webhook configuration type for more details.
     /// +optional
-    #[serde(rename = "requestKind", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "requestKind", skip_serializing_if = "Option::is_none")]
     pub request_kind: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionKind>,
     /// requestResource is the fully-qualified resource of the original API request (for example, v1.pods).
     /// If this is specified and differs from the value in "resource", an equivalent match and conversion was performed.
@@ -48,44 +48,44 @@ pub struct AdmissionRequest {
     ///
     /// See documentation for the "matchPolicy" field in the webhook configuration type.
     /// +optional
-    #[serde(rename = "requestResource", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "requestResource", skip_serializing_if = "Option::is_none")]
     pub request_resource: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionResource>,
     /// requestSubResource is the name of the subresource of the original API request, if any (for example, "status" or "scale")
     /// If this is specified and differs from the value in "subResource", an equivalent match and conversion was performed.
     /// See documentation for the "matchPolicy" field in the webhook configuration type.
     /// +optional
-    #[serde(rename = "requestSubResource", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "requestSubResource", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub request_sub_resource: Option<String>,
     /// name is the name of the object as presented in the request.  On a CREATE operation, the client may omit name and
     /// rely on the server to generate the name.  If that is the case, this field will contain an empty string.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// namespace is the namespace associated with the request (if any).
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
     /// operation is the operation being performed. This may be different than the operation
     /// requested. e.g. a patch can result in either a CREATE or UPDATE Operation.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub operation: Option<String>,
     /// userInfo is information about the requesting user
     /// +optional
-    #[serde(rename = "userInfo", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "userInfo", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub user_info: Option<crate::api::authentication::v1::UserInfo>,
     /// object is the object from the incoming request.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub object: Option<::kapi_apimachinery::RawExtension>,
     /// oldObject is the existing object. Only populated for DELETE and UPDATE requests.
     /// +optional
-    #[serde(rename = "oldObject", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "oldObject", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub old_object: Option<::kapi_apimachinery::RawExtension>,
     /// dryRun indicates that modifications will definitely not be persisted for this request.
     /// Defaults to false.
     /// +optional
-    #[serde(rename = "dryRun", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "dryRun", skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
     /// options is the operation option structure of the operation being performed.
     /// e.g. `meta.k8s.io/v1.DeleteOptions` or `meta.k8s.io/v1.CreateOptions`. This may be
@@ -93,43 +93,97 @@ pub struct AdmissionRequest {
     /// Operation might be a CREATE, in which case the Options will a
     /// `meta.k8s.io/v1.CreateOptions` even though the caller provided `meta.k8s.io/v1.PatchOptions`.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub options: Option<::kapi_apimachinery::RawExtension>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for AdmissionRequest {
+    const EXPECTING: &'static str = "struct AdmissionRequest";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "uid" => Some(0),
+            "kind" => Some(1),
+            "resource" => Some(2),
+            "subResource" => Some(3),
+            "requestKind" => Some(4),
+            "requestResource" => Some(5),
+            "requestSubResource" => Some(6),
+            "name" => Some(7),
+            "namespace" => Some(8),
+            "operation" => Some(9),
+            "userInfo" => Some(10),
+            "object" => Some(11),
+            "oldObject" => Some(12),
+            "dryRun" => Some(13),
+            "options" => Some(14),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.uid = map.next_value()?,
+            1 => self.kind = map.next_value()?,
+            2 => self.resource = map.next_value()?,
+            3 => self.sub_resource = map.next_value()?,
+            4 => self.request_kind = map.next_value()?,
+            5 => self.request_resource = map.next_value()?,
+            6 => self.request_sub_resource = map.next_value()?,
+            7 => self.name = map.next_value()?,
+            8 => self.namespace = map.next_value()?,
+            9 => self.operation = map.next_value()?,
+            10 => self.user_info = map.next_value()?,
+            11 => self.object = map.next_value()?,
+            12 => self.old_object = map.next_value()?,
+            13 => self.dry_run = map.next_value()?,
+            14 => self.options = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for AdmissionRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// AdmissionResponse describes an admission response.
 ///
 /// Generated from proto `k8s.io.api.admission.v1.AdmissionResponse`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct AdmissionResponse {
     /// uid is an identifier for the individual request/response.
     /// This must be copied over from the corresponding AdmissionRequest.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub uid: Option<String>,
     /// allowed indicates whether or not the admission request was permitted.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub allowed: Option<bool>,
     /// status is the result contains extra details into why an admission request was denied.
     /// This field IS NOT consulted in any way if "Allowed" is "true".
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::apimachinery::pkg::apis::meta::v1::Status>,
     /// patch is the patch body. Currently we only support "JSONPatch" which implements RFC 6902.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::bytes_opt_is_empty", with = "::kapi_apimachinery::serde_bytes::base64_option")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::bytes_opt_is_empty", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub patch: Option<Vec<u8>>,
     /// patchType is the type of Patch. Currently we only allow "JSONPatch".
     /// +optional
-    #[serde(rename = "patchType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "patchType", skip_serializing_if = "Option::is_none")]
     pub patch_type: Option<String>,
     /// auditAnnotations is an unstructured key value map set by remote admission controller (e.g. error=image-blacklisted).
     /// MutatingAdmissionWebhook and ValidatingAdmissionWebhook admission controller will prefix the keys with
     /// admission webhook name (e.g. imagepolicy.example.com/error=image-blacklisted). AuditAnnotations will be provided by
     /// the admission webhook to add additional context to the audit log for this request.
     /// +optional
-    #[serde(rename = "auditAnnotations", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "auditAnnotations", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub audit_annotations: ::std::collections::BTreeMap<String, String>,
     /// warnings is a list of warning messages to return to the requesting API client.
     /// Warning messages describe a problem the client making the API request should correct or be aware of.
@@ -137,27 +191,97 @@ pub struct AdmissionResponse {
     /// Warnings over 256 characters and large numbers of warnings may be truncated.
     /// +optional
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for AdmissionResponse {
+    const EXPECTING: &'static str = "struct AdmissionResponse";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "uid" => Some(0),
+            "allowed" => Some(1),
+            "status" => Some(2),
+            "patch" => Some(3),
+            "patchType" => Some(4),
+            "auditAnnotations" => Some(5),
+            "warnings" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.uid = map.next_value()?,
+            1 => self.allowed = map.next_value()?,
+            2 => self.status = map.next_value()?,
+            3 => self.patch = map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0,
+            4 => self.patch_type = map.next_value()?,
+            5 => self.audit_annotations = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.warnings = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for AdmissionResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// AdmissionReview describes an admission review request/response.
 ///
 /// Generated from proto `k8s.io.api.admission.v1.AdmissionReview`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct AdmissionReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// request describes the attributes for the admission request.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<crate::api::admission::v1::AdmissionRequest>,
     /// response describes the attributes for the admission response.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub response: Option<crate::api::admission::v1::AdmissionResponse>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for AdmissionReview {
+    const EXPECTING: &'static str = "struct AdmissionReview";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "request" => Some(2),
+            "response" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.request = map.next_value()?,
+            3 => self.response = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for AdmissionReview {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

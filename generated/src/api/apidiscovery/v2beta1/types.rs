@@ -5,13 +5,13 @@
 /// Versions are in descending order of preference, with the first version being the preferred entry.
 ///
 /// Generated from proto `k8s.io.api.apidiscovery.v2beta1.APIGroupDiscovery`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct APIGroupDiscovery {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is standard object's metadata.
     /// The only field completed will be name. For instance, resourceVersion will be empty.
@@ -19,14 +19,46 @@ pub struct APIGroupDiscovery {
     /// name is allowed to be "" to represent the legacy, ungroupified resources.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// versions are the versions supported in this group. They are sorted in descending order of preference,
     /// with the preferred version being the first entry.
     /// +listType=map
     /// +listMapKey=version
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<crate::api::apidiscovery::v2beta1::APIVersionDiscovery>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for APIGroupDiscovery {
+    const EXPECTING: &'static str = "struct APIGroupDiscovery";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "versions" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.versions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for APIGroupDiscovery {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// APIGroupDiscoveryList is a resource containing a list of APIGroupDiscovery.
@@ -35,83 +67,155 @@ pub struct APIGroupDiscovery {
 /// that a cluster supports.
 ///
 /// Generated from proto `k8s.io.api.apidiscovery.v2beta1.APIGroupDiscoveryList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct APIGroupDiscoveryList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// ResourceVersion will not be set, because this does not have a replayable ordering among multiple apiservers.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of groups for discovery. The groups are listed in priority order.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::apidiscovery::v2beta1::APIGroupDiscovery>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for APIGroupDiscoveryList {
+    const EXPECTING: &'static str = "struct APIGroupDiscoveryList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for APIGroupDiscoveryList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// APIResourceDiscovery provides information about an API resource for discovery.
 ///
 /// Generated from proto `k8s.io.api.apidiscovery.v2beta1.APIResourceDiscovery`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct APIResourceDiscovery {
     /// resource is the plural name of the resource.  This is used in the URL path and is the unique identifier
     /// for this resource across all versions in the API group.
     /// Resources with non-empty groups are located at /apis/<APIGroupDiscovery.objectMeta.name>/<APIVersionDiscovery.version>/<APIResourceDiscovery.Resource>
     /// Resources with empty groups are located at /api/v1/<APIResourceDiscovery.Resource>
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub resource: Option<String>,
     /// responseKind describes the group, version, and kind of the serialization schema for the object type this endpoint typically returns.
     /// APIs may return other objects types at their discretion, such as error conditions, requests for alternate representations, or other operation specific behavior.
     /// This value will be null or empty if an APIService reports subresources but supports no operations on the parent resource
-    #[serde(rename = "responseKind", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "responseKind", skip_serializing_if = "Option::is_none")]
     pub response_kind: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionKind>,
     /// scope indicates the scope of a resource, either Cluster or Namespaced
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub scope: Option<String>,
     /// singularResource is the singular name of the resource.  This allows clients to handle plural and singular opaquely.
     /// For many clients the singular form of the resource will be more understandable to users reading messages and should be used when integrating the name of the resource into a sentence.
     /// The command line tool kubectl, for example, allows use of the singular resource name in place of plurals.
     /// The singular form of a resource should always be an optional element - when in doubt use the canonical resource name.
-    #[serde(rename = "singularResource", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "singularResource", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub singular_resource: Option<String>,
     /// verbs is a list of supported API operation types (this includes
     /// but is not limited to get, list, watch, create, update, patch,
     /// delete, deletecollection, and proxy).
     /// +listType=set
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub verbs: Vec<String>,
     /// shortNames is a list of suggested short names of the resource.
     /// +listType=set
-    #[serde(rename = "shortNames", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "shortNames", skip_serializing_if = "Vec::is_empty")]
     pub short_names: Vec<String>,
     /// categories is a list of the grouped resources this resource belongs to (e.g. 'all').
     /// Clients may use this to simplify acting on multiple resource types at once.
     /// +listType=set
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub categories: Vec<String>,
     /// subresources is a list of subresources provided by this resource. Subresources are located at /apis/<APIGroupDiscovery.objectMeta.name>/<APIVersionDiscovery.version>/<APIResourceDiscovery.Resource>/name-of-instance/<APIResourceDiscovery.subresources[i].subresource>
     /// +listType=map
     /// +listMapKey=subresource
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub subresources: Vec<crate::api::apidiscovery::v2beta1::APISubresourceDiscovery>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for APIResourceDiscovery {
+    const EXPECTING: &'static str = "struct APIResourceDiscovery";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "resource" => Some(0),
+            "responseKind" => Some(1),
+            "scope" => Some(2),
+            "singularResource" => Some(3),
+            "verbs" => Some(4),
+            "shortNames" => Some(5),
+            "categories" => Some(6),
+            "subresources" => Some(7),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.resource = map.next_value()?,
+            1 => self.response_kind = map.next_value()?,
+            2 => self.scope = map.next_value()?,
+            3 => self.singular_resource = map.next_value()?,
+            4 => self.verbs = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.short_names = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.categories = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.subresources = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for APIResourceDiscovery {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// APISubresourceDiscovery provides information about an API subresource for discovery.
 ///
 /// Generated from proto `k8s.io.api.apidiscovery.v2beta1.APISubresourceDiscovery`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct APISubresourceDiscovery {
     /// subresource is the name of the subresource.  This is used in the URL path and is the unique identifier
     /// for this resource across all versions.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub subresource: Option<String>,
     /// responseKind describes the group, version, and kind of the serialization schema for the object type this endpoint typically returns.
     /// Some subresources do not return normal resources, these will have null or empty return types.
-    #[serde(rename = "responseKind", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "responseKind", skip_serializing_if = "Option::is_none")]
     pub response_kind: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionKind>,
     /// acceptedTypes describes the kinds that this endpoint accepts.
     /// Subresources may accept the standard content types or define
@@ -121,7 +225,7 @@ pub struct APISubresourceDiscovery {
     /// +listMapKey=group
     /// +listMapKey=version
     /// +listMapKey=kind
-    #[serde(rename = "acceptedTypes", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "acceptedTypes", skip_serializing_if = "Vec::is_empty")]
     pub accepted_types: Vec<crate::apimachinery::pkg::apis::meta::v1::GroupVersionKind>,
     /// verbs is a list of supported API operation types (this includes
     /// but is not limited to get, list, watch, create, update, patch,
@@ -130,22 +234,54 @@ pub struct APISubresourceDiscovery {
     /// should expect the behavior of standard verbs to align with
     /// Kubernetes interaction conventions.
     /// +listType=set
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub verbs: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for APISubresourceDiscovery {
+    const EXPECTING: &'static str = "struct APISubresourceDiscovery";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "subresource" => Some(0),
+            "responseKind" => Some(1),
+            "acceptedTypes" => Some(2),
+            "verbs" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.subresource = map.next_value()?,
+            1 => self.response_kind = map.next_value()?,
+            2 => self.accepted_types = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.verbs = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for APISubresourceDiscovery {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// APIVersionDiscovery holds a list of APIResourceDiscovery types that are served for a particular version within an API Group.
 ///
 /// Generated from proto `k8s.io.api.apidiscovery.v2beta1.APIVersionDiscovery`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct APIVersionDiscovery {
     /// version is the name of the version within a group version.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub version: Option<String>,
     /// resources is a list of APIResourceDiscovery objects for the corresponding group version.
     /// +listType=map
     /// +listMapKey=resource
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<crate::api::apidiscovery::v2beta1::APIResourceDiscovery>,
     /// freshness marks whether a group version's discovery document is up to date.
     /// "Current" indicates the discovery document was recently
@@ -154,6 +290,36 @@ pub struct APIVersionDiscovery {
     /// significantly out of date. Clients that require the latest
     /// version of the discovery information be retrieved before
     /// performing an operation should not use the aggregated document
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub freshness: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for APIVersionDiscovery {
+    const EXPECTING: &'static str = "struct APIVersionDiscovery";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "version" => Some(0),
+            "resources" => Some(1),
+            "freshness" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.version = map.next_value()?,
+            1 => self.resources = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.freshness = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for APIVersionDiscovery {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

@@ -13,45 +13,111 @@
 /// depend on its stability. It is primarily for internal use by controllers.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.ControllerRevision`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ControllerRevision {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// data is the serialized representation of the state.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub data: Option<::kapi_apimachinery::RawExtension>,
     /// revision indicates the revision of the state represented by Data.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub revision: Option<i64>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ControllerRevision {
+    const EXPECTING: &'static str = "struct ControllerRevision";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "data" => Some(3),
+            "revision" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.data = map.next_value()?,
+            4 => self.revision = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ControllerRevision {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ControllerRevisionList is a resource containing a list of ControllerRevision objects.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.ControllerRevisionList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ControllerRevisionList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of ControllerRevisions
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::apps::v1beta1::ControllerRevision>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ControllerRevisionList {
+    const EXPECTING: &'static str = "struct ControllerRevisionList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ControllerRevisionList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED - This group version of Deployment is deprecated by apps/v1beta2/Deployment. See the release notes for
@@ -59,141 +125,277 @@ pub struct ControllerRevisionList {
 /// Deployment enables declarative updates for Pods and ReplicaSets.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.Deployment`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Deployment {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of the Deployment.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::apps::v1beta1::DeploymentSpec>,
     /// Most recently observed status of the Deployment.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::apps::v1beta1::DeploymentStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Deployment {
+    const EXPECTING: &'static str = "struct Deployment";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Deployment {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DeploymentCondition describes the state of a deployment at a certain point.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.DeploymentCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeploymentCondition {
     /// Type of deployment condition.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// Status of the condition, one of True, False, Unknown.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// The last time this condition was updated.
-    #[serde(rename = "lastUpdateTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastUpdateTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_update_time: Option<::kapi_apimachinery::Time>,
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// The reason for the condition's last transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human readable message indicating details about the transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeploymentCondition {
+    const EXPECTING: &'static str = "struct DeploymentCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "lastUpdateTime" => Some(2),
+            "lastTransitionTime" => Some(3),
+            "reason" => Some(4),
+            "message" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.status = map.next_value()?,
+            2 => self.last_update_time = map.next_value()?,
+            3 => self.last_transition_time = map.next_value()?,
+            4 => self.reason = map.next_value()?,
+            5 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeploymentCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DeploymentList is a list of Deployments.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.DeploymentList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeploymentList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of Deployments.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::apps::v1beta1::Deployment>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeploymentList {
+    const EXPECTING: &'static str = "struct DeploymentList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeploymentList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED.
 /// DeploymentRollback stores the information required to rollback a deployment.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.DeploymentRollback`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeploymentRollback {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Required: This must match the Name of a deployment.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// The annotations to be updated to a deployment
     /// +optional
-    #[serde(rename = "updatedAnnotations", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "updatedAnnotations", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub updated_annotations: ::std::collections::BTreeMap<String, String>,
     /// The config of this deployment rollback.
-    #[serde(rename = "rollbackTo", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "rollbackTo", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub rollback_to: Option<crate::api::apps::v1beta1::RollbackConfig>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeploymentRollback {
+    const EXPECTING: &'static str = "struct DeploymentRollback";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "name" => Some(2),
+            "updatedAnnotations" => Some(3),
+            "rollbackTo" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.name = map.next_value()?,
+            3 => self.updated_annotations = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.rollback_to = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeploymentRollback {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DeploymentSpec is the specification of the desired behavior of the Deployment.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.DeploymentSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeploymentSpec {
     /// replicas is the number of desired pods. This is a pointer to distinguish between explicit
     /// zero and not specified. Defaults to 1.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// selector is the label selector for pods. Existing ReplicaSets whose pods are
     /// selected by this will be the ones affected by this deployment.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// Template describes the pods that will be created.
     /// The only allowed template.spec.restartPolicy value is "Always".
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
     /// The deployment strategy to use to replace existing pods with new ones.
     /// +optional
     /// +patchStrategy=retainKeys
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub strategy: Option<crate::api::apps::v1beta1::DeploymentStrategy>,
     /// minReadySeconds is the minimum number of seconds for which a newly created pod should be ready
     /// without any of its container crashing, for it to be considered available.
     /// Defaults to 0 (pod will be considered available as soon as it is ready)
     /// +optional
-    #[serde(rename = "minReadySeconds", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "minReadySeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub min_ready_seconds: Option<i32>,
     /// revisionHistoryLimit is the number of old ReplicaSets to retain to allow rollback.
     /// This is a pointer to distinguish between explicit zero and not specified.
     /// Defaults to 2.
     /// +optional
-    #[serde(rename = "revisionHistoryLimit", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "revisionHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<i32>,
     /// paused indicates that the deployment is paused.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub paused: Option<bool>,
     /// DEPRECATED.
     /// rollbackTo is the config this deployment is rolling back to. Will be cleared after rollback is done.
     /// +optional
-    #[serde(rename = "rollbackTo", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "rollbackTo", skip_serializing_if = "Option::is_none")]
     pub rollback_to: Option<crate::api::apps::v1beta1::RollbackConfig>,
     /// progressDeadlineSeconds is the maximum time in seconds for a deployment to make progress before it
     /// is considered to be failed. The deployment controller will continue to
@@ -201,71 +403,155 @@ pub struct DeploymentSpec {
     /// reason will be surfaced in the deployment status. Note that progress will
     /// not be estimated during the time a deployment is paused. Defaults to 600s.
     /// +optional
-    #[serde(rename = "progressDeadlineSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "progressDeadlineSeconds", skip_serializing_if = "Option::is_none")]
     pub progress_deadline_seconds: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeploymentSpec {
+    const EXPECTING: &'static str = "struct DeploymentSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "replicas" => Some(0),
+            "selector" => Some(1),
+            "template" => Some(2),
+            "strategy" => Some(3),
+            "minReadySeconds" => Some(4),
+            "revisionHistoryLimit" => Some(5),
+            "paused" => Some(6),
+            "rollbackTo" => Some(7),
+            "progressDeadlineSeconds" => Some(8),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = map.next_value()?,
+            1 => self.selector = map.next_value()?,
+            2 => self.template = map.next_value()?,
+            3 => self.strategy = map.next_value()?,
+            4 => self.min_ready_seconds = map.next_value()?,
+            5 => self.revision_history_limit = map.next_value()?,
+            6 => self.paused = map.next_value()?,
+            7 => self.rollback_to = map.next_value()?,
+            8 => self.progress_deadline_seconds = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeploymentSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DeploymentStatus is the most recently observed status of the Deployment.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.DeploymentStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeploymentStatus {
     /// The generation observed by the deployment controller.
     /// +optional
-    #[serde(rename = "observedGeneration", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// Total number of non-terminating pods targeted by this deployment (their labels match the selector).
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub replicas: Option<i32>,
     /// Total number of non-terminating pods targeted by this deployment that have the desired template spec.
     /// +optional
-    #[serde(rename = "updatedReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "updatedReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub updated_replicas: Option<i32>,
     /// Total number of non-terminating pods targeted by this Deployment with a Ready Condition.
     /// +optional
-    #[serde(rename = "readyReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readyReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ready_replicas: Option<i32>,
     /// Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.
     /// +optional
-    #[serde(rename = "availableReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "availableReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub available_replicas: Option<i32>,
     /// Total number of unavailable pods targeted by this deployment. This is the total number of
     /// pods that are still required for the deployment to have 100% available capacity. They may
     /// either be pods that are running but not yet available or pods that still have not been created.
     /// +optional
-    #[serde(rename = "unavailableReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "unavailableReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub unavailable_replicas: Option<i32>,
     /// Total number of terminating pods targeted by this deployment. Terminating pods have a non-null
     /// .metadata.deletionTimestamp and have not yet reached the Failed or Succeeded .status.phase.
     ///
     /// This is a beta field and requires enabling DeploymentReplicaSetTerminatingReplicas feature (enabled by default).
     /// +optional
-    #[serde(rename = "terminatingReplicas", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "terminatingReplicas", skip_serializing_if = "Option::is_none")]
     pub terminating_replicas: Option<i32>,
     /// Represents the latest available observations of a deployment's current state.
     /// +patchMergeKey=type
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=type
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::apps::v1beta1::DeploymentCondition>,
     /// collisionCount is the count of hash collisions for the Deployment. The Deployment controller uses this
     /// field as a collision avoidance mechanism when it needs to create the name for the
     /// newest ReplicaSet.
     /// +optional
-    #[serde(rename = "collisionCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "collisionCount", skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeploymentStatus {
+    const EXPECTING: &'static str = "struct DeploymentStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "observedGeneration" => Some(0),
+            "replicas" => Some(1),
+            "updatedReplicas" => Some(2),
+            "readyReplicas" => Some(3),
+            "availableReplicas" => Some(4),
+            "unavailableReplicas" => Some(5),
+            "terminatingReplicas" => Some(6),
+            "conditions" => Some(7),
+            "collisionCount" => Some(8),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.observed_generation = map.next_value()?,
+            1 => self.replicas = map.next_value()?,
+            2 => self.updated_replicas = map.next_value()?,
+            3 => self.ready_replicas = map.next_value()?,
+            4 => self.available_replicas = map.next_value()?,
+            5 => self.unavailable_replicas = map.next_value()?,
+            6 => self.terminating_replicas = map.next_value()?,
+            7 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            8 => self.collision_count = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeploymentStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DeploymentStrategy describes how to replace existing pods with new ones.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.DeploymentStrategy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeploymentStrategy {
     /// Type of deployment. Can be "Recreate" or "RollingUpdate". Default is RollingUpdate.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// Rolling update config params. Present only if DeploymentStrategyType =
     /// RollingUpdate.
@@ -273,25 +559,79 @@ pub struct DeploymentStrategy {
     /// TODO: Update this to follow our convention for oneOf, whatever we decide it
     /// to be.
     /// +optional
-    #[serde(rename = "rollingUpdate", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<crate::api::apps::v1beta1::RollingUpdateDeployment>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeploymentStrategy {
+    const EXPECTING: &'static str = "struct DeploymentStrategy";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "rollingUpdate" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.rolling_update = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeploymentStrategy {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.RollbackConfig`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct RollbackConfig {
     /// The revision to rollback to. If set to 0, rollback to the last revision.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub revision: Option<i64>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for RollbackConfig {
+    const EXPECTING: &'static str = "struct RollbackConfig";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "revision" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.revision = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for RollbackConfig {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Spec to control the desired behavior of rolling update.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.RollingUpdateDeployment`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct RollingUpdateDeployment {
     /// The maximum number of pods that can be unavailable during the update.
     /// Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%).
@@ -304,7 +644,7 @@ pub struct RollingUpdateDeployment {
     /// that the total number of pods available at all times during the update is at
     /// least 70% of desired pods.
     /// +optional
-    #[serde(rename = "maxUnavailable", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maxUnavailable", skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<::kapi_apimachinery::IntOrString>,
     /// The maximum number of pods that can be scheduled above the desired number of
     /// pods.
@@ -318,20 +658,48 @@ pub struct RollingUpdateDeployment {
     /// new ReplicaSet can be scaled up further, ensuring that total number of pods running
     /// at any time during the update is at most 130% of desired pods.
     /// +optional
-    #[serde(rename = "maxSurge", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maxSurge", skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<::kapi_apimachinery::IntOrString>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for RollingUpdateDeployment {
+    const EXPECTING: &'static str = "struct RollingUpdateDeployment";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "maxUnavailable" => Some(0),
+            "maxSurge" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.max_unavailable = map.next_value()?,
+            1 => self.max_surge = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for RollingUpdateDeployment {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// RollingUpdateStatefulSetStrategy is used to communicate parameter for RollingUpdateStatefulSetStrategyType.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.RollingUpdateStatefulSetStrategy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct RollingUpdateStatefulSetStrategy {
     /// Partition indicates the ordinal at which the StatefulSet should be partitioned
     /// for updates. During a rolling update, all pods from ordinal Replicas-1 to
     /// Partition are updated. All pods from ordinal Partition-1 to 0 remain untouched.
     /// This is helpful in being able to do a canary based deployment. The default value is 0.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub partition: Option<i32>,
     /// maxUnavailable is the maximum number of pods that can be unavailable during the update.
     /// Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%).
@@ -343,60 +711,148 @@ pub struct RollingUpdateStatefulSetStrategy {
     ///
     /// +featureGate=MaxUnavailableStatefulSet
     /// +optional
-    #[serde(rename = "maxUnavailable", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maxUnavailable", skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<::kapi_apimachinery::IntOrString>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for RollingUpdateStatefulSetStrategy {
+    const EXPECTING: &'static str = "struct RollingUpdateStatefulSetStrategy";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "partition" => Some(0),
+            "maxUnavailable" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.partition = map.next_value()?,
+            1 => self.max_unavailable = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for RollingUpdateStatefulSetStrategy {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Scale represents a scaling request for a resource.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.Scale`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Scale {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the behavior of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::apps::v1beta1::ScaleSpec>,
     /// status defines current status of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status. Read-only.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::apps::v1beta1::ScaleStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Scale {
+    const EXPECTING: &'static str = "struct Scale";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Scale {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ScaleSpec describes the attributes of a scale subresource
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.ScaleSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ScaleSpec {
     /// replicas is the number of observed instances of the scaled object.
     /// +optional
     /// +k8s:alpha(since: "1.36")=+k8s:optional
     /// +default=0
     /// +k8s:alpha(since: "1.36")=+k8s:minimum=0
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub replicas: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ScaleSpec {
+    const EXPECTING: &'static str = "struct ScaleSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "replicas" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ScaleSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ScaleStatus represents the current status of a scale subresource.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.ScaleStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ScaleStatus {
     /// replias is the actual number of observed instances of the scaled object.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub replicas: Option<i32>,
     /// selector is a label query over pods that should match the replicas count. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/
     /// +optional
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub selector: ::std::collections::BTreeMap<String, String>,
     /// targetSelector is the label selector for pods that should match the replicas count. This is a serializated
     /// version of both map-based and more expressive set-based selectors. This is done to
@@ -405,8 +861,38 @@ pub struct ScaleStatus {
     /// field and map-based selector field are populated.
     /// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
     /// +optional
-    #[serde(rename = "targetSelector", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "targetSelector", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub target_selector: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ScaleStatus {
+    const EXPECTING: &'static str = "struct ScaleStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "replicas" => Some(0),
+            "selector" => Some(1),
+            "targetSelector" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = map.next_value()?,
+            1 => self.selector = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.target_selector = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ScaleStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED - This group version of StatefulSet is deprecated by apps/v1beta2/StatefulSet. See the release notes for
@@ -420,76 +906,176 @@ pub struct ScaleStatus {
 /// map to the same storage identity.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSet`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StatefulSet {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the desired identities of pods in this set.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::apps::v1beta1::StatefulSetSpec>,
     /// Status is the current status of Pods in this StatefulSet. This data
     /// may be out of date by some window of time.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::apps::v1beta1::StatefulSetStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StatefulSet {
+    const EXPECTING: &'static str = "struct StatefulSet";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StatefulSet {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// StatefulSetCondition describes the state of a statefulset at a certain point.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSetCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StatefulSetCondition {
     /// Type of statefulset condition.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// Status of the condition, one of True, False, Unknown.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// Last time the condition transitioned from one status to another.
     /// +optional
-    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// The reason for the condition's last transition.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human readable message indicating details about the transition.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StatefulSetCondition {
+    const EXPECTING: &'static str = "struct StatefulSetCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "lastTransitionTime" => Some(2),
+            "reason" => Some(3),
+            "message" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.status = map.next_value()?,
+            2 => self.last_transition_time = map.next_value()?,
+            3 => self.reason = map.next_value()?,
+            4 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StatefulSetCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// StatefulSetList is a collection of StatefulSets.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSetList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StatefulSetList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::apps::v1beta1::StatefulSet>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StatefulSetList {
+    const EXPECTING: &'static str = "struct StatefulSetList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StatefulSetList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// StatefulSetOrdinals describes the policy used for replica ordinal assignment
 /// in this StatefulSet.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSetOrdinals`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StatefulSetOrdinals {
     /// start is the number representing the first replica's index. It may be used
     /// to number replicas from an alternate index (eg: 1-indexed) over the default
@@ -500,35 +1086,89 @@ pub struct StatefulSetOrdinals {
     /// If unset, defaults to 0. Replica indices will be in the range:
     ///   [0, .spec.replicas).
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub start: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StatefulSetOrdinals {
+    const EXPECTING: &'static str = "struct StatefulSetOrdinals";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "start" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.start = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StatefulSetOrdinals {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// StatefulSetPersistentVolumeClaimRetentionPolicy describes the policy used for PVCs
 /// created from the StatefulSet VolumeClaimTemplates.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSetPersistentVolumeClaimRetentionPolicy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StatefulSetPersistentVolumeClaimRetentionPolicy {
     /// whenDeleted specifies what happens to PVCs created from StatefulSet
     /// VolumeClaimTemplates when the StatefulSet is deleted. The default policy
     /// of `Retain` causes PVCs to not be affected by StatefulSet deletion. The
     /// `Delete` policy causes those PVCs to be deleted.
-    #[serde(rename = "whenDeleted", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "whenDeleted", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub when_deleted: Option<String>,
     /// whenScaled specifies what happens to PVCs created from StatefulSet
     /// VolumeClaimTemplates when the StatefulSet is scaled down. The default
     /// policy of `Retain` causes PVCs to not be affected by a scaledown. The
     /// `Delete` policy causes the associated PVCs for any excess pods above
     /// the replica count to be deleted.
-    #[serde(rename = "whenScaled", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "whenScaled", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub when_scaled: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StatefulSetPersistentVolumeClaimRetentionPolicy {
+    const EXPECTING: &'static str = "struct StatefulSetPersistentVolumeClaimRetentionPolicy";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "whenDeleted" => Some(0),
+            "whenScaled" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.when_deleted = map.next_value()?,
+            1 => self.when_scaled = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StatefulSetPersistentVolumeClaimRetentionPolicy {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// A StatefulSetSpec is the specification of a StatefulSet.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSetSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StatefulSetSpec {
     /// replicas is the desired number of replicas of the given Template.
     /// These are replicas in the sense that they are instantiations of the
@@ -536,13 +1176,13 @@ pub struct StatefulSetSpec {
     /// If unspecified, defaults to 1.
     /// TODO: Consider a rename of this field.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// selector is a label query over pods that should match the replica count.
     /// If empty, defaulted to labels on the pod template.
     /// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// template is the object that describes the pod that will be created if
     /// insufficient replicas are detected. Each pod stamped out by the StatefulSet
@@ -550,7 +1190,7 @@ pub struct StatefulSetSpec {
     /// of the StatefulSet. Each pod will be named with the format
     /// <statefulsetname>-<podindex>. For example, a pod in a StatefulSet named
     /// "web" with index number "3" would be named "web-3".
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
     /// volumeClaimTemplates is a list of claims that pods are allowed to reference.
     /// The StatefulSet controller is responsible for mapping network identities to
@@ -561,7 +1201,7 @@ pub struct StatefulSetSpec {
     /// TODO: Define the behavior if a claim already exists with the same name.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "volumeClaimTemplates", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeClaimTemplates", skip_serializing_if = "Vec::is_empty")]
     pub volume_claim_templates: Vec<crate::api::core::v1::PersistentVolumeClaim>,
     /// serviceName is the name of the service that governs this StatefulSet.
     /// This service must exist before the StatefulSet, and is responsible for
@@ -569,7 +1209,7 @@ pub struct StatefulSetSpec {
     /// pattern: pod-specific-string.serviceName.default.svc.cluster.local
     /// where "pod-specific-string" is managed by the StatefulSet controller.
     /// +optional
-    #[serde(rename = "serviceName", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "serviceName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub service_name: Option<String>,
     /// podManagementPolicy controls how pods are created during initial scale up,
     /// when replacing pods on nodes, or when scaling down. The default policy is
@@ -580,24 +1220,24 @@ pub struct StatefulSetSpec {
     /// to match the desired scale without waiting, and on scale down will delete
     /// all pods at once.
     /// +optional
-    #[serde(rename = "podManagementPolicy", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "podManagementPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub pod_management_policy: Option<String>,
     /// updateStrategy indicates the StatefulSetUpdateStrategy that will be
     /// employed to update Pods in the StatefulSet when a revision is made to
     /// Template.
-    #[serde(rename = "updateStrategy", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "updateStrategy", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub update_strategy: Option<crate::api::apps::v1beta1::StatefulSetUpdateStrategy>,
     /// revisionHistoryLimit is the maximum number of revisions that will
     /// be maintained in the StatefulSet's revision history. The revision history
     /// consists of all revisions not represented by a currently applied
     /// StatefulSetSpec version. The default value is 10.
-    #[serde(rename = "revisionHistoryLimit", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "revisionHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<i32>,
     /// minReadySeconds is the minimum number of seconds for which a newly created pod should be ready
     /// without any of its container crashing for it to be considered available.
     /// Defaults to 0 (pod will be considered available as soon as it is ready)
     /// +optional
-    #[serde(rename = "minReadySeconds", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "minReadySeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub min_ready_seconds: Option<i32>,
     /// persistentVolumeClaimRetentionPolicy describes the lifecycle of persistent
     /// volume claims created from volumeClaimTemplates. By default, all persistent
@@ -606,53 +1246,99 @@ pub struct StatefulSetSpec {
     /// volume claims when their stateful set is deleted, or when their pod is scaled
     /// down.
     /// +optional
-    #[serde(rename = "persistentVolumeClaimRetentionPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "persistentVolumeClaimRetentionPolicy", skip_serializing_if = "Option::is_none")]
     pub persistent_volume_claim_retention_policy: Option<crate::api::apps::v1beta1::StatefulSetPersistentVolumeClaimRetentionPolicy>,
     /// ordinals controls the numbering of replica indices in a StatefulSet. The
     /// default ordinals behavior assigns a "0" index to the first replica and
     /// increments the index by one for each additional replica requested.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ordinals: Option<crate::api::apps::v1beta1::StatefulSetOrdinals>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StatefulSetSpec {
+    const EXPECTING: &'static str = "struct StatefulSetSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "replicas" => Some(0),
+            "selector" => Some(1),
+            "template" => Some(2),
+            "volumeClaimTemplates" => Some(3),
+            "serviceName" => Some(4),
+            "podManagementPolicy" => Some(5),
+            "updateStrategy" => Some(6),
+            "revisionHistoryLimit" => Some(7),
+            "minReadySeconds" => Some(8),
+            "persistentVolumeClaimRetentionPolicy" => Some(9),
+            "ordinals" => Some(10),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = map.next_value()?,
+            1 => self.selector = map.next_value()?,
+            2 => self.template = map.next_value()?,
+            3 => self.volume_claim_templates = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.service_name = map.next_value()?,
+            5 => self.pod_management_policy = map.next_value()?,
+            6 => self.update_strategy = map.next_value()?,
+            7 => self.revision_history_limit = map.next_value()?,
+            8 => self.min_ready_seconds = map.next_value()?,
+            9 => self.persistent_volume_claim_retention_policy = map.next_value()?,
+            10 => self.ordinals = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StatefulSetSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// StatefulSetStatus represents the current state of a StatefulSet.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSetStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StatefulSetStatus {
     /// observedGeneration is the most recent generation observed for this StatefulSet. It corresponds to the
     /// StatefulSet's generation, which is updated on mutation by the API Server.
     /// +optional
-    #[serde(rename = "observedGeneration", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// replicas is the number of Pods created by the StatefulSet controller.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub replicas: Option<i32>,
     /// readyReplicas is the number of pods created by this StatefulSet controller with a Ready Condition.
-    #[serde(rename = "readyReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readyReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ready_replicas: Option<i32>,
     /// currentReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version
     /// indicated by currentRevision.
-    #[serde(rename = "currentReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "currentReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub current_replicas: Option<i32>,
     /// updatedReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version
     /// indicated by updateRevision.
-    #[serde(rename = "updatedReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "updatedReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub updated_replicas: Option<i32>,
     /// currentRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the
     /// sequence [0,currentReplicas).
-    #[serde(rename = "currentRevision", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "currentRevision", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub current_revision: Option<String>,
     /// updateRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the sequence
     /// [replicas-updatedReplicas,replicas)
-    #[serde(rename = "updateRevision", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "updateRevision", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub update_revision: Option<String>,
     /// collisionCount is the count of hash collisions for the StatefulSet. The StatefulSet controller
     /// uses this field as a collision avoidance mechanism when it needs to create the name for the
     /// newest ControllerRevision.
     /// +optional
-    #[serde(rename = "collisionCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "collisionCount", skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
     /// conditions represent the latest available observations of a statefulset's current state.
     /// +optional
@@ -660,12 +1346,56 @@ pub struct StatefulSetStatus {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=type
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::apps::v1beta1::StatefulSetCondition>,
     /// availableReplicas is the total number of available pods (ready for at least minReadySeconds) targeted by this StatefulSet.
     /// +optional
-    #[serde(rename = "availableReplicas", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "availableReplicas", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub available_replicas: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StatefulSetStatus {
+    const EXPECTING: &'static str = "struct StatefulSetStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "observedGeneration" => Some(0),
+            "replicas" => Some(1),
+            "readyReplicas" => Some(2),
+            "currentReplicas" => Some(3),
+            "updatedReplicas" => Some(4),
+            "currentRevision" => Some(5),
+            "updateRevision" => Some(6),
+            "collisionCount" => Some(7),
+            "conditions" => Some(8),
+            "availableReplicas" => Some(9),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.observed_generation = map.next_value()?,
+            1 => self.replicas = map.next_value()?,
+            2 => self.ready_replicas = map.next_value()?,
+            3 => self.current_replicas = map.next_value()?,
+            4 => self.updated_replicas = map.next_value()?,
+            5 => self.current_revision = map.next_value()?,
+            6 => self.update_revision = map.next_value()?,
+            7 => self.collision_count = map.next_value()?,
+            8 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            9 => self.available_replicas = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StatefulSetStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// StatefulSetUpdateStrategy indicates the strategy that the StatefulSet
@@ -673,12 +1403,40 @@ pub struct StatefulSetStatus {
 /// necessary to perform the update for the indicated strategy.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSetUpdateStrategy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StatefulSetUpdateStrategy {
     /// Type indicates the type of the StatefulSetUpdateStrategy.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// RollingUpdate is used to communicate parameters when Type is RollingUpdateStatefulSetStrategyType.
-    #[serde(rename = "rollingUpdate", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<crate::api::apps::v1beta1::RollingUpdateStatefulSetStrategy>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StatefulSetUpdateStrategy {
+    const EXPECTING: &'static str = "struct StatefulSetUpdateStrategy";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "rollingUpdate" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.rolling_update = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StatefulSetUpdateStrategy {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

@@ -16,34 +16,92 @@ pub struct ExtraValue {
 /// request header authentication is used, any extra keys will have their case ignored and returned as lowercase.
 ///
 /// Generated from proto `k8s.io.api.authentication.v1beta1.SelfSubjectReview`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct SelfSubjectReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// status is filled in by the server with the user attributes.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authentication::v1beta1::SelfSubjectReviewStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for SelfSubjectReview {
+    const EXPECTING: &'static str = "struct SelfSubjectReview";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "status" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for SelfSubjectReview {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// SelfSubjectReviewStatus is filled by the kube-apiserver and sent back to a user.
 ///
 /// Generated from proto `k8s.io.api.authentication.v1beta1.SelfSubjectReviewStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct SelfSubjectReviewStatus {
     /// userInfo is a set of attributes belonging to the user making this request.
     /// +optional
-    #[serde(rename = "userInfo", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "userInfo", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub user_info: Option<crate::api::authentication::v1::UserInfo>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for SelfSubjectReviewStatus {
+    const EXPECTING: &'static str = "struct SelfSubjectReviewStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "userInfo" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.user_info = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for SelfSubjectReviewStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// TokenReview attempts to authenticate a token to a known user.
@@ -51,37 +109,71 @@ pub struct SelfSubjectReviewStatus {
 /// plugin in the kube-apiserver.
 ///
 /// Generated from proto `k8s.io.api.authentication.v1beta1.TokenReview`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct TokenReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec holds information about the request being evaluated
     /// +required
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::authentication::v1beta1::TokenReviewSpec>,
     /// status is filled in by the server and indicates whether the token can be authenticated.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authentication::v1beta1::TokenReviewStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for TokenReview {
+    const EXPECTING: &'static str = "struct TokenReview";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for TokenReview {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// TokenReviewSpec is a description of the token authentication request.
 ///
 /// Generated from proto `k8s.io.api.authentication.v1beta1.TokenReviewSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct TokenReviewSpec {
     /// token is the opaque bearer token.
     /// +required
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub token: Option<String>,
     /// audiences is a list of the identifiers that the resource server presented
     /// with the token identifies as. Audience-aware token authenticators will
@@ -90,22 +182,50 @@ pub struct TokenReviewSpec {
     /// audience of the Kubernetes apiserver.
     /// +optional
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub audiences: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for TokenReviewSpec {
+    const EXPECTING: &'static str = "struct TokenReviewSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "token" => Some(0),
+            "audiences" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.token = map.next_value()?,
+            1 => self.audiences = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for TokenReviewSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// TokenReviewStatus is the result of the token authentication request.
 ///
 /// Generated from proto `k8s.io.api.authentication.v1beta1.TokenReviewStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct TokenReviewStatus {
     /// authenticated indicates that the token was associated with a known user.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub authenticated: Option<bool>,
     /// user is the UserInfo associated with the provided token.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub user: Option<crate::api::authentication::v1beta1::UserInfo>,
     /// audiences are audience identifiers chosen by the authenticator that are
     /// compatible with both the TokenReview and token. An identifier is any
@@ -118,37 +238,101 @@ pub struct TokenReviewStatus {
     /// valid against the audience of the Kubernetes API server.
     /// +optional
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub audiences: Vec<String>,
     /// error indicates that the token couldn't be checked
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub error: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for TokenReviewStatus {
+    const EXPECTING: &'static str = "struct TokenReviewStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "authenticated" => Some(0),
+            "user" => Some(1),
+            "audiences" => Some(2),
+            "error" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.authenticated = map.next_value()?,
+            1 => self.user = map.next_value()?,
+            2 => self.audiences = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.error = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for TokenReviewStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// UserInfo holds the information about the user needed to implement the
 /// user.Info interface.
 ///
 /// Generated from proto `k8s.io.api.authentication.v1beta1.UserInfo`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct UserInfo {
     /// username is the name that uniquely identifies this user among all active users.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub username: Option<String>,
     /// uid is a unique value that identifies this user across time. If this user is
     /// deleted and another user by the same name is added, they will have
     /// different UIDs.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
     /// groups is the names of groups this user is a part of.
     /// +optional
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
     /// extra is any additional information provided by the authenticator.
     /// +optional
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub extra: ::std::collections::BTreeMap<String, crate::api::authentication::v1beta1::ExtraValue>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for UserInfo {
+    const EXPECTING: &'static str = "struct UserInfo";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "username" => Some(0),
+            "uid" => Some(1),
+            "groups" => Some(2),
+            "extra" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.username = map.next_value()?,
+            1 => self.uid = map.next_value()?,
+            2 => self.groups = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.extra = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for UserInfo {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

@@ -9,26 +9,58 @@
 /// should be set.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ContainerResourceMetricSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerResourceMetricSource {
     /// name is the name of the resource in question.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// targetAverageUtilization is the target value of the average of the
     /// resource metric across all relevant pods, represented as a percentage of
     /// the requested value of the resource for the pods.
     /// +optional
-    #[serde(rename = "targetAverageUtilization", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "targetAverageUtilization", skip_serializing_if = "Option::is_none")]
     pub target_average_utilization: Option<i32>,
     /// targetAverageValue is the target value of the average of the
     /// resource metric across all relevant pods, as a raw value (instead of as
     /// a percentage of the request), similar to the "pods" metric source type.
     /// +optional
-    #[serde(rename = "targetAverageValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "targetAverageValue", skip_serializing_if = "Option::is_none")]
     pub target_average_value: Option<::kapi_apimachinery::Quantity>,
     /// container is the name of the container in the pods of the scaling target.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub container: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ContainerResourceMetricSource {
+    const EXPECTING: &'static str = "struct ContainerResourceMetricSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "targetAverageUtilization" => Some(1),
+            "targetAverageValue" => Some(2),
+            "container" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.target_average_utilization = map.next_value()?,
+            2 => self.target_average_value = map.next_value()?,
+            3 => self.container = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerResourceMetricSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ContainerResourceMetricStatus indicates the current value of a resource metric known to
@@ -38,10 +70,10 @@ pub struct ContainerResourceMetricSource {
 /// normal per-pod metrics using the "pods" source.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ContainerResourceMetricStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerResourceMetricStatus {
     /// name is the name of the resource in question.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// currentAverageUtilization is the current value of the average of the
     /// resource metric across all relevant pods, represented as a percentage of
@@ -49,33 +81,93 @@ pub struct ContainerResourceMetricStatus {
     /// present if `targetAverageValue` was set in the corresponding metric
     /// specification.
     /// +optional
-    #[serde(rename = "currentAverageUtilization", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "currentAverageUtilization", skip_serializing_if = "Option::is_none")]
     pub current_average_utilization: Option<i32>,
     /// currentAverageValue is the current value of the average of the
     /// resource metric across all relevant pods, as a raw value (instead of as
     /// a percentage of the request), similar to the "pods" metric source type.
     /// It will always be set, regardless of the corresponding metric specification.
-    #[serde(rename = "currentAverageValue", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "currentAverageValue", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_average_value: Option<::kapi_apimachinery::Quantity>,
     /// container is the name of the container in the pods of the scaling taget
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub container: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ContainerResourceMetricStatus {
+    const EXPECTING: &'static str = "struct ContainerResourceMetricStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "currentAverageUtilization" => Some(1),
+            "currentAverageValue" => Some(2),
+            "container" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.current_average_utilization = map.next_value()?,
+            2 => self.current_average_value = map.next_value()?,
+            3 => self.container = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerResourceMetricStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// CrossVersionObjectReference contains enough information to let you identify the referred resource.
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.CrossVersionObjectReference` (proto `k8s.io.api.autoscaling.v1.CrossVersionObjectReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CrossVersionObjectReference {
     /// kind is the kind of the referent; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub kind: String,
     /// name is the name of the referent; More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// apiVersion is the API version of the referent
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CrossVersionObjectReference {
+    const EXPECTING: &'static str = "struct CrossVersionObjectReference";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "name" => Some(1),
+            "apiVersion" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.api_version = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CrossVersionObjectReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ExternalMetricSource indicates how to scale on a metric not associated with
@@ -83,182 +175,411 @@ pub struct CrossVersionObjectReference {
 /// messaging service, or QPS from loadbalancer running outside of cluster).
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ExternalMetricSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ExternalMetricSource {
     /// metricName is the name of the metric in question.
-    #[serde(rename = "metricName", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "metricName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// metricSelector is used to identify a specific time series
     /// within a given metric.
     /// +optional
-    #[serde(rename = "metricSelector", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "metricSelector", skip_serializing_if = "Option::is_none")]
     pub metric_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// targetValue is the target value of the metric (as a quantity).
     /// Mutually exclusive with TargetAverageValue.
     /// +optional
-    #[serde(rename = "targetValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "targetValue", skip_serializing_if = "Option::is_none")]
     pub target_value: Option<::kapi_apimachinery::Quantity>,
     /// targetAverageValue is the target per-pod value of global metric (as a quantity).
     /// Mutually exclusive with TargetValue.
     /// +optional
-    #[serde(rename = "targetAverageValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "targetAverageValue", skip_serializing_if = "Option::is_none")]
     pub target_average_value: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ExternalMetricSource {
+    const EXPECTING: &'static str = "struct ExternalMetricSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "metricName" => Some(0),
+            "metricSelector" => Some(1),
+            "targetValue" => Some(2),
+            "targetAverageValue" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.metric_name = map.next_value()?,
+            1 => self.metric_selector = map.next_value()?,
+            2 => self.target_value = map.next_value()?,
+            3 => self.target_average_value = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ExternalMetricSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ExternalMetricStatus indicates the current value of a global metric
 /// not associated with any Kubernetes object.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ExternalMetricStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ExternalMetricStatus {
     /// metricName is the name of a metric used for autoscaling in
     /// metric system.
-    #[serde(rename = "metricName", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "metricName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// metricSelector is used to identify a specific time series
     /// within a given metric.
     /// +optional
-    #[serde(rename = "metricSelector", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "metricSelector", skip_serializing_if = "Option::is_none")]
     pub metric_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// currentValue is the current value of the metric (as a quantity)
-    #[serde(rename = "currentValue", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "currentValue", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_value: Option<::kapi_apimachinery::Quantity>,
     /// currentAverageValue is the current value of metric averaged over autoscaled pods.
     /// +optional
-    #[serde(rename = "currentAverageValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "currentAverageValue", skip_serializing_if = "Option::is_none")]
     pub current_average_value: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ExternalMetricStatus {
+    const EXPECTING: &'static str = "struct ExternalMetricStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "metricName" => Some(0),
+            "metricSelector" => Some(1),
+            "currentValue" => Some(2),
+            "currentAverageValue" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.metric_name = map.next_value()?,
+            1 => self.metric_selector = map.next_value()?,
+            2 => self.current_value = map.next_value()?,
+            3 => self.current_average_value = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ExternalMetricStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// configuration of a horizontal pod autoscaler.
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler` (proto `k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HorizontalPodAutoscaler {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the behaviour of autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec,
     /// status is the current information about the autoscaler.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscaler {
+    const EXPECTING: &'static str = "struct HorizontalPodAutoscaler";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscaler {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// HorizontalPodAutoscalerCondition describes the state of
 /// a HorizontalPodAutoscaler at a certain point.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HorizontalPodAutoscalerCondition {
     /// type describes the current condition
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// status is the status of the condition (True, False, Unknown)
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// lastTransitionTime is the last time the condition transitioned from
     /// one status to another
     /// +optional
-    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// reason is the reason for the condition's last transition.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// message is a human-readable explanation containing details about
     /// the transition
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerCondition {
+    const EXPECTING: &'static str = "struct HorizontalPodAutoscalerCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "lastTransitionTime" => Some(2),
+            "reason" => Some(3),
+            "message" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.status = map.next_value()?,
+            2 => self.last_transition_time = map.next_value()?,
+            3 => self.reason = map.next_value()?,
+            4 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// list of horizontal pod autoscaler objects.
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList` (proto `k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HorizontalPodAutoscalerList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of horizontal pod autoscaler objects.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::autoscaling::v1::HorizontalPodAutoscaler>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerList {
+    const EXPECTING: &'static str = "struct HorizontalPodAutoscalerList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// specification of a horizontal pod autoscaler.
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec` (proto `k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HorizontalPodAutoscalerSpec {
     /// reference to scaled resource; horizontal pod autoscaler will learn the current resource consumption and will set the desired number of pods by using its Scale subresource.
-    #[serde(rename = "scaleTargetRef", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "scaleTargetRef")]
     pub scale_target_ref: crate::api::autoscaling::v1::CrossVersionObjectReference,
     /// minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available.
-    #[serde(rename = "minReplicas", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "minReplicas", skip_serializing_if = "Option::is_none")]
     pub min_replicas: Option<i32>,
     /// maxReplicas is the upper limit for the number of pods that can be set by the autoscaler; cannot be smaller than MinReplicas.
-    #[serde(rename = "maxReplicas", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "maxReplicas")]
     pub max_replicas: i32,
     /// targetCPUUtilizationPercentage is the target average CPU utilization (represented as a percentage of requested CPU) over all the pods; if not specified the default autoscaling policy will be used.
-    #[serde(rename = "targetCPUUtilizationPercentage", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "targetCPUUtilizationPercentage", skip_serializing_if = "Option::is_none")]
     pub target_cpu_utilization_percentage: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerSpec {
+    const EXPECTING: &'static str = "struct HorizontalPodAutoscalerSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "scaleTargetRef" => Some(0),
+            "minReplicas" => Some(1),
+            "maxReplicas" => Some(2),
+            "targetCPUUtilizationPercentage" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.scale_target_ref = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.min_replicas = map.next_value()?,
+            2 => self.max_replicas = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.target_cpu_utilization_percentage = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// current status of a horizontal pod autoscaler
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus` (proto `k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HorizontalPodAutoscalerStatus {
     /// observedGeneration is the most recent generation observed by this autoscaler.
-    #[serde(rename = "observedGeneration", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods; used by the autoscaler to control how often the number of pods is changed.
-    #[serde(rename = "lastScaleTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastScaleTime", skip_serializing_if = "Option::is_none")]
     pub last_scale_time: Option<::kapi_apimachinery::Time>,
     /// currentReplicas is the current number of replicas of pods managed by this autoscaler.
-    #[serde(rename = "currentReplicas", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "currentReplicas")]
     pub current_replicas: i32,
     /// desiredReplicas is the  desired number of replicas of pods managed by this autoscaler.
-    #[serde(rename = "desiredReplicas", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "desiredReplicas")]
     pub desired_replicas: i32,
     /// currentCPUUtilizationPercentage is the current average CPU utilization over all pods, represented as a percentage of requested CPU, e.g. 70 means that an average pod is using now 70% of its requested CPU.
-    #[serde(rename = "currentCPUUtilizationPercentage", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "currentCPUUtilizationPercentage", skip_serializing_if = "Option::is_none")]
     pub current_cpu_utilization_percentage: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerStatus {
+    const EXPECTING: &'static str = "struct HorizontalPodAutoscalerStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "observedGeneration" => Some(0),
+            "lastScaleTime" => Some(1),
+            "currentReplicas" => Some(2),
+            "desiredReplicas" => Some(3),
+            "currentCPUUtilizationPercentage" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.observed_generation = map.next_value()?,
+            1 => self.last_scale_time = map.next_value()?,
+            2 => self.current_replicas = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.desired_replicas = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.current_cpu_utilization_percentage = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// MetricSpec specifies how to scale based on a single metric
 /// (only `type` and one other matching field should be set at once).
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.MetricSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct MetricSpec {
     /// type is the type of metric source.  It should be one of "ContainerResource",
     /// "External", "Object", "Pods" or "Resource", each mapping to a matching field in the object.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// object refers to a metric describing a single kubernetes object
     /// (for example, hits-per-second on an Ingress object).
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub object: Option<crate::api::autoscaling::v1::ObjectMetricSource>,
     /// pods refers to a metric describing each pod in the current scale target
     /// (for example, transactions-processed-per-second).  The values will be
     /// averaged together before being compared to the target value.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pods: Option<crate::api::autoscaling::v1::PodsMetricSource>,
     /// resource refers to a resource metric (such as those specified in
     /// requests and limits) known to Kubernetes describing each pod in the
@@ -266,7 +587,7 @@ pub struct MetricSpec {
     /// Kubernetes, and have special scaling options on top of those available
     /// to normal per-pod metrics using the "pods" source.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::api::autoscaling::v1::ResourceMetricSource>,
     /// containerResource refers to a resource metric (such as those specified in
     /// requests and limits) known to Kubernetes describing a single container in each pod of the
@@ -274,7 +595,7 @@ pub struct MetricSpec {
     /// Kubernetes, and have special scaling options on top of those available
     /// to normal per-pod metrics using the "pods" source.
     /// +optional
-    #[serde(rename = "containerResource", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "containerResource", skip_serializing_if = "Option::is_none")]
     pub container_resource: Option<crate::api::autoscaling::v1::ContainerResourceMetricSource>,
     /// external refers to a global metric that is not associated
     /// with any Kubernetes object. It allows autoscaling based on information
@@ -282,29 +603,65 @@ pub struct MetricSpec {
     /// (for example length of queue in cloud messaging service, or
     /// QPS from loadbalancer running outside of cluster).
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<crate::api::autoscaling::v1::ExternalMetricSource>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for MetricSpec {
+    const EXPECTING: &'static str = "struct MetricSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "object" => Some(1),
+            "pods" => Some(2),
+            "resource" => Some(3),
+            "containerResource" => Some(4),
+            "external" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.object = map.next_value()?,
+            2 => self.pods = map.next_value()?,
+            3 => self.resource = map.next_value()?,
+            4 => self.container_resource = map.next_value()?,
+            5 => self.external = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for MetricSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// MetricStatus describes the last-read state of a single metric.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.MetricStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct MetricStatus {
     /// type is the type of metric source.  It will be one of "ContainerResource",
     /// "External", "Object", "Pods" or "Resource", each corresponds to a matching field in the object.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// object refers to a metric describing a single kubernetes object
     /// (for example, hits-per-second on an Ingress object).
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub object: Option<crate::api::autoscaling::v1::ObjectMetricStatus>,
     /// pods refers to a metric describing each pod in the current scale target
     /// (for example, transactions-processed-per-second).  The values will be
     /// averaged together before being compared to the target value.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pods: Option<crate::api::autoscaling::v1::PodsMetricStatus>,
     /// resource refers to a resource metric (such as those specified in
     /// requests and limits) known to Kubernetes describing each pod in the
@@ -312,7 +669,7 @@ pub struct MetricStatus {
     /// Kubernetes, and have special scaling options on top of those available
     /// to normal per-pod metrics using the "pods" source.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::api::autoscaling::v1::ResourceMetricStatus>,
     /// containerResource refers to a resource metric (such as those specified in
     /// requests and limits) known to Kubernetes describing a single container in each pod in the
@@ -320,7 +677,7 @@ pub struct MetricStatus {
     /// Kubernetes, and have special scaling options on top of those available
     /// to normal per-pod metrics using the "pods" source.
     /// +optional
-    #[serde(rename = "containerResource", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "containerResource", skip_serializing_if = "Option::is_none")]
     pub container_resource: Option<crate::api::autoscaling::v1::ContainerResourceMetricStatus>,
     /// external refers to a global metric that is not associated
     /// with any Kubernetes object. It allows autoscaling based on information
@@ -328,64 +685,168 @@ pub struct MetricStatus {
     /// (for example length of queue in cloud messaging service, or
     /// QPS from loadbalancer running outside of cluster).
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<crate::api::autoscaling::v1::ExternalMetricStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for MetricStatus {
+    const EXPECTING: &'static str = "struct MetricStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "object" => Some(1),
+            "pods" => Some(2),
+            "resource" => Some(3),
+            "containerResource" => Some(4),
+            "external" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.object = map.next_value()?,
+            2 => self.pods = map.next_value()?,
+            3 => self.resource = map.next_value()?,
+            4 => self.container_resource = map.next_value()?,
+            5 => self.external = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for MetricStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ObjectMetricSource indicates how to scale on a metric describing a
 /// kubernetes object (for example, hits-per-second on an Ingress object).
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ObjectMetricSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ObjectMetricSource {
     /// target is the described Kubernetes object.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub target: Option<crate::api::autoscaling::v1::CrossVersionObjectReference>,
     /// metricName is the name of the metric in question.
-    #[serde(rename = "metricName", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "metricName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// targetValue is the target value of the metric (as a quantity).
-    #[serde(rename = "targetValue", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "targetValue", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub target_value: Option<::kapi_apimachinery::Quantity>,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric.
     /// When set, it is passed as an additional parameter to the metrics server for more specific metrics scoping
     /// When unset, just the metricName will be used to gather metrics.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// averageValue is the target value of the average of the
     /// metric across all relevant pods (as a quantity)
     /// +optional
-    #[serde(rename = "averageValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "averageValue", skip_serializing_if = "Option::is_none")]
     pub average_value: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ObjectMetricSource {
+    const EXPECTING: &'static str = "struct ObjectMetricSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "target" => Some(0),
+            "metricName" => Some(1),
+            "targetValue" => Some(2),
+            "selector" => Some(3),
+            "averageValue" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.target = map.next_value()?,
+            1 => self.metric_name = map.next_value()?,
+            2 => self.target_value = map.next_value()?,
+            3 => self.selector = map.next_value()?,
+            4 => self.average_value = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ObjectMetricSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ObjectMetricStatus indicates the current value of a metric describing a
 /// kubernetes object (for example, hits-per-second on an Ingress object).
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ObjectMetricStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ObjectMetricStatus {
     /// target is the described Kubernetes object.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub target: Option<crate::api::autoscaling::v1::CrossVersionObjectReference>,
     /// metricName is the name of the metric in question.
-    #[serde(rename = "metricName", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "metricName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// currentValue is the current value of the metric (as a quantity).
-    #[serde(rename = "currentValue", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "currentValue", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_value: Option<::kapi_apimachinery::Quantity>,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric
     /// When set in the ObjectMetricSource, it is passed as an additional parameter to the metrics server for more specific metrics scoping.
     /// When unset, just the metricName will be used to gather metrics.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// averageValue is the current value of the average of the
     /// metric across all relevant pods (as a quantity)
     /// +optional
-    #[serde(rename = "averageValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "averageValue", skip_serializing_if = "Option::is_none")]
     pub average_value: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ObjectMetricStatus {
+    const EXPECTING: &'static str = "struct ObjectMetricStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "target" => Some(0),
+            "metricName" => Some(1),
+            "currentValue" => Some(2),
+            "selector" => Some(3),
+            "averageValue" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.target = map.next_value()?,
+            1 => self.metric_name = map.next_value()?,
+            2 => self.current_value = map.next_value()?,
+            3 => self.selector = map.next_value()?,
+            4 => self.average_value = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ObjectMetricStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodsMetricSource indicates how to scale on a metric describing each pod in
@@ -394,42 +855,102 @@ pub struct ObjectMetricStatus {
 /// value.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.PodsMetricSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodsMetricSource {
     /// metricName is the name of the metric in question
-    #[serde(rename = "metricName", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "metricName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// targetAverageValue is the target value of the average of the
     /// metric across all relevant pods (as a quantity)
-    #[serde(rename = "targetAverageValue", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "targetAverageValue", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub target_average_value: Option<::kapi_apimachinery::Quantity>,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric
     /// When set, it is passed as an additional parameter to the metrics server for more specific metrics scoping
     /// When unset, just the metricName will be used to gather metrics.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodsMetricSource {
+    const EXPECTING: &'static str = "struct PodsMetricSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "metricName" => Some(0),
+            "targetAverageValue" => Some(1),
+            "selector" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.metric_name = map.next_value()?,
+            1 => self.target_average_value = map.next_value()?,
+            2 => self.selector = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodsMetricSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodsMetricStatus indicates the current value of a metric describing each pod in
 /// the current scale target (for example, transactions-processed-per-second).
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.PodsMetricStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodsMetricStatus {
     /// metricName is the name of the metric in question
-    #[serde(rename = "metricName", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "metricName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// currentAverageValue is the current value of the average of the
     /// metric across all relevant pods (as a quantity)
-    #[serde(rename = "currentAverageValue", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "currentAverageValue", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_average_value: Option<::kapi_apimachinery::Quantity>,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric
     /// When set in the PodsMetricSource, it is passed as an additional parameter to the metrics server for more specific metrics scoping.
     /// When unset, just the metricName will be used to gather metrics.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodsMetricStatus {
+    const EXPECTING: &'static str = "struct PodsMetricStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "metricName" => Some(0),
+            "currentAverageValue" => Some(1),
+            "selector" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.metric_name = map.next_value()?,
+            1 => self.current_average_value = map.next_value()?,
+            2 => self.selector = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodsMetricStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ResourceMetricSource indicates how to scale on a resource metric known to
@@ -441,23 +962,53 @@ pub struct PodsMetricStatus {
 /// should be set.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ResourceMetricSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceMetricSource {
     /// name is the name of the resource in question.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// targetAverageUtilization is the target value of the average of the
     /// resource metric across all relevant pods, represented as a percentage of
     /// the requested value of the resource for the pods.
     /// +optional
-    #[serde(rename = "targetAverageUtilization", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "targetAverageUtilization", skip_serializing_if = "Option::is_none")]
     pub target_average_utilization: Option<i32>,
     /// targetAverageValue is the target value of the average of the
     /// resource metric across all relevant pods, as a raw value (instead of as
     /// a percentage of the request), similar to the "pods" metric source type.
     /// +optional
-    #[serde(rename = "targetAverageValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "targetAverageValue", skip_serializing_if = "Option::is_none")]
     pub target_average_value: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceMetricSource {
+    const EXPECTING: &'static str = "struct ResourceMetricSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "targetAverageUtilization" => Some(1),
+            "targetAverageValue" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.target_average_utilization = map.next_value()?,
+            2 => self.target_average_value = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceMetricSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ResourceMetricStatus indicates the current value of a resource metric known to
@@ -467,10 +1018,10 @@ pub struct ResourceMetricSource {
 /// normal per-pod metrics using the "pods" source.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ResourceMetricStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceMetricStatus {
     /// name is the name of the resource in question.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// currentAverageUtilization is the current value of the average of the
     /// resource metric across all relevant pods, represented as a percentage of
@@ -478,57 +1029,174 @@ pub struct ResourceMetricStatus {
     /// present if `targetAverageValue` was set in the corresponding metric
     /// specification.
     /// +optional
-    #[serde(rename = "currentAverageUtilization", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "currentAverageUtilization", skip_serializing_if = "Option::is_none")]
     pub current_average_utilization: Option<i32>,
     /// currentAverageValue is the current value of the average of the
     /// resource metric across all relevant pods, as a raw value (instead of as
     /// a percentage of the request), similar to the "pods" metric source type.
     /// It will always be set, regardless of the corresponding metric specification.
-    #[serde(rename = "currentAverageValue", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "currentAverageValue", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_average_value: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceMetricStatus {
+    const EXPECTING: &'static str = "struct ResourceMetricStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "currentAverageUtilization" => Some(1),
+            "currentAverageValue" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.current_average_utilization = map.next_value()?,
+            2 => self.current_average_value = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceMetricStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Scale represents a scaling request for a resource.
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.Scale` (proto `k8s.io.api.autoscaling.v1.Scale`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Scale {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the behavior of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::autoscaling::v1::ScaleSpec>,
     /// status is the current status of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status. Read-only.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::autoscaling::v1::ScaleStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Scale {
+    const EXPECTING: &'static str = "struct Scale";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Scale {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ScaleSpec describes the attributes of a scale subresource.
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.ScaleSpec` (proto `k8s.io.api.autoscaling.v1.ScaleSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ScaleSpec {
     /// replicas is the desired number of instances for the scaled object.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub replicas: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ScaleSpec {
+    const EXPECTING: &'static str = "struct ScaleSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "replicas" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ScaleSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ScaleStatus represents the current status of a scale subresource.
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.ScaleStatus` (proto `k8s.io.api.autoscaling.v1.ScaleStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ScaleStatus {
     /// replicas is the actual number of observed instances of the scaled object.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub replicas: i32,
     /// selector is the label query over pods that should match the replicas count. This is same as the label selector but in the string format to avoid introspection by clients. The string will be in the same format as the query-param syntax. More info about label selectors: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub selector: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ScaleStatus {
+    const EXPECTING: &'static str = "struct ScaleStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "replicas" => Some(0),
+            "selector" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.selector = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ScaleStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

@@ -3,61 +3,127 @@
 /// CronJob represents the configuration of a single cron job.
 ///
 /// Generated from proto `k8s.io.api.batch.v1beta1.CronJob`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CronJob {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of a cron job, including the schedule.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +required
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::batch::v1beta1::CronJobSpec>,
     /// Current status of a cron job.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::batch::v1beta1::CronJobStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CronJob {
+    const EXPECTING: &'static str = "struct CronJob";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CronJob {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// CronJobList is a collection of cron jobs.
 ///
 /// Generated from proto `k8s.io.api.batch.v1beta1.CronJobList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CronJobList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of CronJobs.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::batch::v1beta1::CronJob>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CronJobList {
+    const EXPECTING: &'static str = "struct CronJobList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CronJobList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// CronJobSpec describes how the job execution will look like and when it will actually run.
 ///
 /// Generated from proto `k8s.io.api.batch.v1beta1.CronJobSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CronJobSpec {
     /// The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub schedule: Option<String>,
     /// The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones.
     /// If not specified, this will default to the time zone of the kube-controller-manager process.
@@ -69,12 +135,12 @@ pub struct CronJobSpec {
     /// reason UnknownTimeZone.
     /// More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones
     /// +optional
-    #[serde(rename = "timeZone", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "timeZone", skip_serializing_if = "Option::is_none")]
     pub time_zone: Option<String>,
     /// Optional deadline in seconds for starting the job if it misses scheduled
     /// time for any reason.  Missed jobs executions will be counted as failed ones.
     /// +optional
-    #[serde(rename = "startingDeadlineSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "startingDeadlineSeconds", skip_serializing_if = "Option::is_none")]
     pub starting_deadline_seconds: Option<i64>,
     /// Specifies how to treat concurrent executions of a Job.
     /// Valid values are:
@@ -83,63 +149,161 @@ pub struct CronJobSpec {
     /// - "Forbid": forbids concurrent runs, skipping next run if previous run hasn't finished yet;
     /// - "Replace": cancels currently running job and replaces it with a new one
     /// +optional
-    #[serde(rename = "concurrencyPolicy", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "concurrencyPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub concurrency_policy: Option<String>,
     /// This flag tells the controller to suspend subsequent executions, it does
     /// not apply to already started executions.  Defaults to false.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub suspend: Option<bool>,
     /// Specifies the job that will be created when executing a CronJob.
-    #[serde(rename = "jobTemplate", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "jobTemplate", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub job_template: Option<crate::api::batch::v1beta1::JobTemplateSpec>,
     /// The number of successful finished jobs to retain.
     /// This is a pointer to distinguish between explicit zero and not specified.
     /// Defaults to 3.
     /// +optional
-    #[serde(rename = "successfulJobsHistoryLimit", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "successfulJobsHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub successful_jobs_history_limit: Option<i32>,
     /// The number of failed finished jobs to retain.
     /// This is a pointer to distinguish between explicit zero and not specified.
     /// Defaults to 1.
     /// +optional
-    #[serde(rename = "failedJobsHistoryLimit", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "failedJobsHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub failed_jobs_history_limit: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CronJobSpec {
+    const EXPECTING: &'static str = "struct CronJobSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "schedule" => Some(0),
+            "timeZone" => Some(1),
+            "startingDeadlineSeconds" => Some(2),
+            "concurrencyPolicy" => Some(3),
+            "suspend" => Some(4),
+            "jobTemplate" => Some(5),
+            "successfulJobsHistoryLimit" => Some(6),
+            "failedJobsHistoryLimit" => Some(7),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.schedule = map.next_value()?,
+            1 => self.time_zone = map.next_value()?,
+            2 => self.starting_deadline_seconds = map.next_value()?,
+            3 => self.concurrency_policy = map.next_value()?,
+            4 => self.suspend = map.next_value()?,
+            5 => self.job_template = map.next_value()?,
+            6 => self.successful_jobs_history_limit = map.next_value()?,
+            7 => self.failed_jobs_history_limit = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CronJobSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// CronJobStatus represents the current state of a cron job.
 ///
 /// Generated from proto `k8s.io.api.batch.v1beta1.CronJobStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CronJobStatus {
     /// A list of pointers to currently running jobs.
     /// +optional
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub active: Vec<crate::api::core::v1::ObjectReference>,
     /// Information when was the last time the job was successfully scheduled.
     /// +optional
-    #[serde(rename = "lastScheduleTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastScheduleTime", skip_serializing_if = "Option::is_none")]
     pub last_schedule_time: Option<::kapi_apimachinery::Time>,
     /// Information when was the last time the job successfully completed.
     /// +optional
-    #[serde(rename = "lastSuccessfulTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastSuccessfulTime", skip_serializing_if = "Option::is_none")]
     pub last_successful_time: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CronJobStatus {
+    const EXPECTING: &'static str = "struct CronJobStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "active" => Some(0),
+            "lastScheduleTime" => Some(1),
+            "lastSuccessfulTime" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.active = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.last_schedule_time = map.next_value()?,
+            2 => self.last_successful_time = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CronJobStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// JobTemplateSpec describes the data a Job should have when created from a template
 ///
 /// Generated from proto `k8s.io.api.batch.v1beta1.JobTemplateSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct JobTemplateSpec {
     /// Standard object's metadata of the jobs created from this template.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of the job.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::batch::v1::JobSpec>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for JobTemplateSpec {
+    const EXPECTING: &'static str = "struct JobTemplateSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "metadata" => Some(0),
+            "spec" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = map.next_value()?,
+            1 => self.spec = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for JobTemplateSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

@@ -5,84 +5,186 @@
 /// +k8s:supportsSubresource="/approval"
 ///
 /// Generated from proto `k8s.io.api.certificates.v1beta1.CertificateSigningRequest`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CertificateSigningRequest {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec contains the certificate request, and is immutable after creation.
     /// Only the request, signerName, expirationSeconds, and usages fields can be set on creation.
     /// Other fields are derived by Kubernetes and cannot be modified by users.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::certificates::v1beta1::CertificateSigningRequestSpec>,
     /// Derived information about the request.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::certificates::v1beta1::CertificateSigningRequestStatus>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequest {
+    const EXPECTING: &'static str = "struct CertificateSigningRequest";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Generated from proto `k8s.io.api.certificates.v1beta1.CertificateSigningRequestCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CertificateSigningRequestCondition {
     /// type of the condition. Known conditions include "Approved", "Denied", and "Failed".
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// Status of the condition, one of True, False, Unknown.
     /// Approved, Denied, and Failed conditions may not be "False" or "Unknown".
     /// Defaults to "True".
     /// If unset, should be treated as "True".
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// brief reason for the request state
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// human readable message with details about the request state
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// timestamp for the last update to this condition
     /// +optional
-    #[serde(rename = "lastUpdateTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastUpdateTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_update_time: Option<::kapi_apimachinery::Time>,
     /// lastTransitionTime is the time the condition last transitioned from one status to another.
     /// If unset, when a new condition type is added or an existing condition's status is changed,
     /// the server defaults this to the current time.
     /// +optional
-    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestCondition {
+    const EXPECTING: &'static str = "struct CertificateSigningRequestCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "reason" => Some(2),
+            "message" => Some(3),
+            "lastUpdateTime" => Some(4),
+            "lastTransitionTime" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.status = map.next_value()?,
+            2 => self.reason = map.next_value()?,
+            3 => self.message = map.next_value()?,
+            4 => self.last_update_time = map.next_value()?,
+            5 => self.last_transition_time = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Generated from proto `k8s.io.api.certificates.v1beta1.CertificateSigningRequestList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CertificateSigningRequestList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::certificates::v1beta1::CertificateSigningRequest>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestList {
+    const EXPECTING: &'static str = "struct CertificateSigningRequestList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// CertificateSigningRequestSpec contains the certificate request.
 ///
 /// Generated from proto `k8s.io.api.certificates.v1beta1.CertificateSigningRequestSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CertificateSigningRequestSpec {
     /// Base64-encoded PKCS#10 CSR data
-    #[serde(default, with = "::kapi_apimachinery::serde_bytes::base64_option")]
+    #[serde(serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub request: Option<Vec<u8>>,
     /// Requested signer for the request. It is a qualified name in the form:
     /// `scope-hostname.io/name`.
@@ -95,7 +197,7 @@ pub struct CertificateSigningRequestSpec {
     /// Distribution of trust for signers happens out of band.
     /// You can select on this field using `spec.signerName`.
     /// +optional
-    #[serde(rename = "signerName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "signerName", skip_serializing_if = "Option::is_none")]
     pub signer_name: Option<String>,
     /// expirationSeconds is the requested duration of validity of the issued
     /// certificate. The certificate signer may issue a certificate with a different
@@ -117,7 +219,7 @@ pub struct CertificateSigningRequestSpec {
     /// The minimum valid value for expirationSeconds is 600, i.e. 10 minutes.
     ///
     /// +optional
-    #[serde(rename = "expirationSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i32>,
     /// allowedUsages specifies a set of usage contexts the key will be
     /// valid for.
@@ -150,33 +252,73 @@ pub struct CertificateSigningRequestSpec {
     ///  "microsoft sgc",
     ///  "netscape sgc"
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub usages: Vec<String>,
     /// Information about the requesting user.
     /// See user.Info interface for details.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub username: Option<String>,
     /// UID information about the requesting user.
     /// See user.Info interface for details.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
     /// Group information about the requesting user.
     /// See user.Info interface for details.
     /// +listType=atomic
     /// +optional
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
     /// Extra information about the requesting user.
     /// See user.Info interface for details.
     /// +optional
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub extra: ::std::collections::BTreeMap<String, crate::api::certificates::v1beta1::ExtraValue>,
 }
 
+impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestSpec {
+    const EXPECTING: &'static str = "struct CertificateSigningRequestSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "request" => Some(0),
+            "signerName" => Some(1),
+            "expirationSeconds" => Some(2),
+            "usages" => Some(3),
+            "username" => Some(4),
+            "uid" => Some(5),
+            "groups" => Some(6),
+            "extra" => Some(7),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.request = map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0,
+            1 => self.signer_name = map.next_value()?,
+            2 => self.expiration_seconds = map.next_value()?,
+            3 => self.usages = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.username = map.next_value()?,
+            5 => self.uid = map.next_value()?,
+            6 => self.groups = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.extra = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
+}
+
 /// Generated from proto `k8s.io.api.certificates.v1beta1.CertificateSigningRequestStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CertificateSigningRequestStatus {
     /// Conditions applied to the request, such as approval or denial.
     /// +listType=map
@@ -188,12 +330,40 @@ pub struct CertificateSigningRequestStatus {
     /// +k8s:alpha(since: "1.36")=+k8s:optional
     /// +k8s:alpha(since: "1.36")=+k8s:item(type: "Approved")=+k8s:zeroOrOneOfMember
     /// +k8s:alpha(since: "1.36")=+k8s:item(type: "Denied")=+k8s:zeroOrOneOfMember
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::certificates::v1beta1::CertificateSigningRequestCondition>,
     /// If request was approved, the controller will place the issued certificate here.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::bytes_opt_is_empty", with = "::kapi_apimachinery::serde_bytes::base64_option")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::bytes_opt_is_empty", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub certificate: Option<Vec<u8>>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestStatus {
+    const EXPECTING: &'static str = "struct CertificateSigningRequestStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "conditions" => Some(0),
+            "certificate" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.certificate = map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ClusterTrustBundle is a cluster-scoped container for X.509 trust anchors (root certificates).
@@ -203,45 +373,108 @@ pub struct CertificateSigningRequestStatus {
 /// It can be optionally associated with a particular assigner, in which case it contains one valid set of trust anchors for that signer. Signers may have multiple associated ClusterTrustBundles; each is an independent set of trust anchors for that signer. Admission control is used to enforce that only users with permissions on the signer can create or modify the corresponding bundle.
 ///
 /// Generated from `io.k8s.api.certificates.v1beta1.ClusterTrustBundle` (proto `k8s.io.api.certificates.v1beta1.ClusterTrustBundle`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ClusterTrustBundle {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata contains the object metadata.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec contains the signer (if any) and trust anchors.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::api::certificates::v1beta1::ClusterTrustBundleSpec,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundle {
+    const EXPECTING: &'static str = "struct ClusterTrustBundle";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundle {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ClusterTrustBundleList is a collection of ClusterTrustBundle objects
 ///
 /// Generated from `io.k8s.api.certificates.v1beta1.ClusterTrustBundleList` (proto `k8s.io.api.certificates.v1beta1.ClusterTrustBundleList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ClusterTrustBundleList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata contains the list metadata.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a collection of ClusterTrustBundle objects
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::certificates::v1beta1::ClusterTrustBundle>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundleList {
+    const EXPECTING: &'static str = "struct ClusterTrustBundleList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundleList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ClusterTrustBundleSpec contains the signer and trust anchors.
 ///
 /// Generated from `io.k8s.api.certificates.v1beta1.ClusterTrustBundleSpec` (proto `k8s.io.api.certificates.v1beta1.ClusterTrustBundleSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ClusterTrustBundleSpec {
     /// signerName indicates the associated signer, if any.
     ///
@@ -252,15 +485,43 @@ pub struct ClusterTrustBundleSpec {
     /// If signerName is empty, then the ClusterTrustBundle object's name must not have such a prefix.
     ///
     /// List/watch requests for ClusterTrustBundles can filter on this field using a `spec.signerName=NAME` field selector.
-    #[serde(rename = "signerName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "signerName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub signer_name: Option<String>,
     /// trustBundle contains the individual X.509 trust anchors for this bundle, as PEM bundle of PEM-wrapped, DER-formatted X.509 certificates.
     ///
     /// The data must consist only of PEM certificate blocks that parse as valid X.509 certificates.  Each certificate must include a basic constraints extension with the CA bit set.  The API server will reject objects that contain duplicate certificates, or that use PEM block headers.
     ///
     /// Users of ClusterTrustBundles, including Kubelet, are free to reorder and deduplicate certificate blocks in this file according to their own logic, as well as to drop PEM block headers and inter-block data.
-    #[serde(rename = "trustBundle", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "trustBundle")]
     pub trust_bundle: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundleSpec {
+    const EXPECTING: &'static str = "struct ClusterTrustBundleSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "signerName" => Some(0),
+            "trustBundle" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.signer_name = map.next_value()?,
+            1 => self.trust_bundle = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundleSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ExtraValue masks the value so protobuf can generate
@@ -279,78 +540,143 @@ pub struct ExtraValue {
 /// Kubelets use this API to implement podCertificate projected volumes
 ///
 /// Generated from `io.k8s.api.certificates.v1beta1.PodCertificateRequest` (proto `k8s.io.api.certificates.v1beta1.PodCertificateRequest`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodCertificateRequest {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata contains the object metadata.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec contains the details about the certificate being requested.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::api::certificates::v1beta1::PodCertificateRequestSpec,
     /// status contains the issued certificate, and a standard set of conditions.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::certificates::v1beta1::PodCertificateRequestStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequest {
+    const EXPECTING: &'static str = "struct PodCertificateRequest";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodCertificateRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodCertificateRequestList is a collection of PodCertificateRequest objects
 ///
 /// Generated from `io.k8s.api.certificates.v1beta1.PodCertificateRequestList` (proto `k8s.io.api.certificates.v1beta1.PodCertificateRequestList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodCertificateRequestList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata contains the list metadata.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a collection of PodCertificateRequest objects
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::certificates::v1beta1::PodCertificateRequest>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequestList {
+    const EXPECTING: &'static str = "struct PodCertificateRequestList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodCertificateRequestList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodCertificateRequestSpec describes the certificate request.  All fields are immutable after creation.
 ///
 /// Generated from `io.k8s.api.certificates.v1beta1.PodCertificateRequestSpec` (proto `k8s.io.api.certificates.v1beta1.PodCertificateRequestSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodCertificateRequestSpec {
     /// signerName indicates the requested signer.
     ///
     /// All signer names beginning with `kubernetes.io` are reserved for use by the Kubernetes project.  There is currently one well-known signer documented by the Kubernetes project, `kubernetes.io/kube-apiserver-client-pod`, which will issue client certificates understood by kube-apiserver.  It is currently unimplemented.
-    #[serde(rename = "signerName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "signerName")]
     pub signer_name: String,
     /// podName is the name of the pod into which the certificate will be mounted.
-    #[serde(rename = "podName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "podName")]
     pub pod_name: String,
     /// podUID is the UID of the pod into which the certificate will be mounted.
-    #[serde(rename = "podUID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "podUID")]
     pub pod_uid: String,
     /// serviceAccountName is the name of the service account the pod is running as.
-    #[serde(rename = "serviceAccountName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "serviceAccountName")]
     pub service_account_name: String,
     /// serviceAccountUID is the UID of the service account the pod is running as.
-    #[serde(rename = "serviceAccountUID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "serviceAccountUID")]
     pub service_account_uid: String,
     /// nodeName is the name of the node the pod is assigned to.
-    #[serde(rename = "nodeName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "nodeName")]
     pub node_name: String,
     /// nodeUID is the UID of the node the pod is assigned to.
-    #[serde(rename = "nodeUID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "nodeUID")]
     pub node_uid: String,
     /// maxExpirationSeconds is the maximum lifetime permitted for the certificate.
     ///
     /// If omitted, kube-apiserver will set it to 86400(24 hours). kube-apiserver will reject values shorter than 3600 (1 hour).  The maximum allowable value is 7862400 (91 days).
     ///
     /// The signer implementation is then free to issue a certificate with any lifetime *shorter* than MaxExpirationSeconds, but no shorter than 3600 seconds (1 hour).  This constraint is enforced by kube-apiserver. `kubernetes.io` signers will never issue certificates with a lifetime longer than 24 hours.
-    #[serde(rename = "maxExpirationSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maxExpirationSeconds", skip_serializing_if = "Option::is_none")]
     pub max_expiration_seconds: Option<i32>,
     /// The PKIX-serialized public key the signer will issue the certificate to.
     ///
@@ -359,7 +685,7 @@ pub struct PodCertificateRequestSpec {
     /// Signer implementations do not need to support all key types supported by kube-apiserver and kubelet.  If a signer does not support the key type used for a given PodCertificateRequest, it must deny the request by setting a status.conditions entry with a type of "Denied" and a reason of "UnsupportedKeyType". It may also suggest a key type that it does support in the message field.
     ///
     /// Deprecated: This field is replaced by StubPKCS10Request. If StubPKCS10Request is set, this field must be empty.  Signer implementations should extract the public key from the StubPKCS10Request field.
-    #[serde(rename = "pkixPublicKey", default, with = "::kapi_apimachinery::serde_bytes::base64_option")]
+    #[serde(rename = "pkixPublicKey", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub pkix_public_key: Option<Vec<u8>>,
     /// A proof that the requesting kubelet holds the private key corresponding to pkixPublicKey.
     ///
@@ -374,7 +700,7 @@ pub struct PodCertificateRequestSpec {
     /// If the key is an ED25519 key, the the signature is as described by the [ED25519 Specification](https://ed25519.cr.yp.to/) (as implemented by the golang library crypto/ed25519.Sign).
     ///
     /// Deprecated: This field is replaced by StubPKCS10Request. If StubPKCS10Request is set, this field must be empty.
-    #[serde(rename = "proofOfPossession", default, with = "::kapi_apimachinery::serde_bytes::base64_option")]
+    #[serde(rename = "proofOfPossession", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub proof_of_possession: Option<Vec<u8>>,
     /// A PKCS#10 certificate signing request (DER-serialized) generated by Kubelet using the subject private key.
     ///
@@ -383,28 +709,76 @@ pub struct PodCertificateRequestSpec {
     /// The subject public key must be one of RSA3072, RSA4096, ECDSAP256, ECDSAP384, ECDSAP521, or ED25519. Note that this list may be expanded in the future.
     ///
     /// Signer implementations do not need to support all key types supported by kube-apiserver and kubelet.  If a signer does not support the key type used for a given PodCertificateRequest, it must deny the request by setting a status.conditions entry with a type of "Denied" and a reason of "UnsupportedKeyType". It may also suggest a key type that it does support in the message field.
-    #[serde(rename = "stubPKCS10Request", default, serialize_with = "::kapi_apimachinery::go::bytes_or_null", deserialize_with = "::kapi_apimachinery::serde_bytes::base64_vec::deserialize")]
+    #[serde(rename = "stubPKCS10Request", serialize_with = "::kapi_apimachinery::go::bytes_or_null")]
     pub stub_pkcs10_request: Vec<u8>,
     /// unverifiedUserAnnotations allow pod authors to pass additional information to the signer implementation.  Kubernetes does not restrict or validate this metadata in any way.
     ///
     /// Entries are subject to the same validation as object metadata annotations, with the addition that all keys must be domain-prefixed. No restrictions are placed on values, except an overall size limitation on the entire field.
     ///
     /// Signers should document the keys and values they support.  Signers should deny requests that contain keys they do not recognize.
-    #[serde(rename = "unverifiedUserAnnotations", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "unverifiedUserAnnotations", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub unverified_user_annotations: ::std::collections::BTreeMap<String, String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequestSpec {
+    const EXPECTING: &'static str = "struct PodCertificateRequestSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "signerName" => Some(0),
+            "podName" => Some(1),
+            "podUID" => Some(2),
+            "serviceAccountName" => Some(3),
+            "serviceAccountUID" => Some(4),
+            "nodeName" => Some(5),
+            "nodeUID" => Some(6),
+            "maxExpirationSeconds" => Some(7),
+            "pkixPublicKey" => Some(8),
+            "proofOfPossession" => Some(9),
+            "stubPKCS10Request" => Some(10),
+            "unverifiedUserAnnotations" => Some(11),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.signer_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.pod_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.pod_uid = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.service_account_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.service_account_uid = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.node_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.node_uid = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.max_expiration_seconds = map.next_value()?,
+            8 => self.pkix_public_key = map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0,
+            9 => self.proof_of_possession = map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0,
+            10 => self.stub_pkcs10_request = map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0,
+            11 => self.unverified_user_annotations = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodCertificateRequestSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodCertificateRequestStatus describes the status of the request, and holds the certificate data if the request is issued.
 ///
 /// Generated from `io.k8s.api.certificates.v1beta1.PodCertificateRequestStatus` (proto `k8s.io.api.certificates.v1beta1.PodCertificateRequestStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodCertificateRequestStatus {
     /// conditions applied to the request.
     ///
     /// The types "Issued", "Denied", and "Failed" have special handling.  At most one of these conditions may be present, and they must have status "True".
     ///
     /// If the request is denied with `Reason=UnsupportedKeyType`, the signer may suggest a key type that will work in the message field.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
     /// certificateChain is populated with an issued certificate by the signer. This field is set via the /status subresource. Once populated, this field is immutable.
     ///
@@ -416,17 +790,51 @@ pub struct PodCertificateRequestStatus {
     ///     described in section 4 of RFC5280.
     ///
     /// If more than one block is present, and the definition of the requested spec.signerName does not indicate otherwise, the first block is the issued certificate, and subsequent blocks should be treated as intermediate certificates and presented in TLS handshakes.  When projecting the chain into a pod volume, kubelet will drop any data in-between the PEM blocks, as well as any PEM block headers.
-    #[serde(rename = "certificateChain", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "certificateChain", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub certificate_chain: Option<String>,
     /// notBefore is the time at which the certificate becomes valid.  The value must be the same as the notBefore value in the leaf certificate in certificateChain.  This field is set via the /status subresource.  Once populated, it is immutable. The signer must set this field at the same time it sets certificateChain.
-    #[serde(rename = "notBefore", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "notBefore", skip_serializing_if = "Option::is_none")]
     pub not_before: Option<::kapi_apimachinery::Time>,
     /// beginRefreshAt is the time at which the kubelet should begin trying to refresh the certificate.  This field is set via the /status subresource, and must be set at the same time as certificateChain.  Once populated, this field is immutable.
     ///
     /// This field is only a hint.  Kubelet may start refreshing before or after this time if necessary.
-    #[serde(rename = "beginRefreshAt", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "beginRefreshAt", skip_serializing_if = "Option::is_none")]
     pub begin_refresh_at: Option<::kapi_apimachinery::Time>,
     /// notAfter is the time at which the certificate expires.  The value must be the same as the notAfter value in the leaf certificate in certificateChain.  This field is set via the /status subresource.  Once populated, it is immutable.  The signer must set this field at the same time it sets certificateChain.
-    #[serde(rename = "notAfter", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "notAfter", skip_serializing_if = "Option::is_none")]
     pub not_after: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequestStatus {
+    const EXPECTING: &'static str = "struct PodCertificateRequestStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "conditions" => Some(0),
+            "certificateChain" => Some(1),
+            "notBefore" => Some(2),
+            "beginRefreshAt" => Some(3),
+            "notAfter" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.certificate_chain = map.next_value()?,
+            2 => self.not_before = map.next_value()?,
+            3 => self.begin_refresh_at = map.next_value()?,
+            4 => self.not_after = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodCertificateRequestStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

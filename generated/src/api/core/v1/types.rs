@@ -5,65 +5,181 @@
 /// An AWS EBS disk must exist before mounting to a container. The disk must also be in the same AWS zone as the kubelet. An AWS EBS disk can only be mounted as read/write once. AWS EBS volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.AWSElasticBlockStoreVolumeSource` (proto `k8s.io.api.core.v1.AWSElasticBlockStoreVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct AWSElasticBlockStoreVolumeSource {
     /// volumeID is unique ID of the persistent disk resource in AWS (Amazon EBS volume). More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
-    #[serde(rename = "volumeID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeID")]
     pub volume_id: String,
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// partition is the partition in the volume that you want to mount. If omitted, the default is to mount by volume name. Examples: For volume /dev/sda1, you specify the partition as "1". Similarly, the volume partition for /dev/sda is "0" (or you can leave the property empty).
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub partition: Option<i32>,
     /// readOnly value true will force the readOnly setting in VolumeMounts. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for AWSElasticBlockStoreVolumeSource {
+    const EXPECTING: &'static str = "struct AWSElasticBlockStoreVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "volumeID" => Some(0),
+            "fsType" => Some(1),
+            "partition" => Some(2),
+            "readOnly" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.volume_id = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.fs_type = map.next_value()?,
+            2 => self.partition = map.next_value()?,
+            3 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for AWSElasticBlockStoreVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Affinity is a group of affinity scheduling rules.
 ///
 /// Generated from `io.k8s.api.core.v1.Affinity` (proto `k8s.io.api.core.v1.Affinity`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Affinity {
     /// Describes node affinity scheduling rules for the pod.
-    #[serde(rename = "nodeAffinity", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeAffinity", skip_serializing_if = "Option::is_none")]
     pub node_affinity: Option<crate::api::core::v1::NodeAffinity>,
     /// Describes pod affinity scheduling rules (e.g. co-locate this pod in the same node, zone, etc. as some other pod(s)).
-    #[serde(rename = "podAffinity", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "podAffinity", skip_serializing_if = "Option::is_none")]
     pub pod_affinity: Option<crate::api::core::v1::PodAffinity>,
     /// Describes pod anti-affinity scheduling rules (e.g. avoid putting this pod in the same node, zone, etc. as some other pod(s)).
-    #[serde(rename = "podAntiAffinity", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "podAntiAffinity", skip_serializing_if = "Option::is_none")]
     pub pod_anti_affinity: Option<crate::api::core::v1::PodAntiAffinity>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Affinity {
+    const EXPECTING: &'static str = "struct Affinity";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "nodeAffinity" => Some(0),
+            "podAffinity" => Some(1),
+            "podAntiAffinity" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.node_affinity = map.next_value()?,
+            1 => self.pod_affinity = map.next_value()?,
+            2 => self.pod_anti_affinity = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Affinity {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// AppArmorProfile defines a pod or container's AppArmor settings.
 ///
 /// Generated from `io.k8s.api.core.v1.AppArmorProfile` (proto `k8s.io.api.core.v1.AppArmorProfile`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct AppArmorProfile {
     /// type indicates which kind of AppArmor profile will be applied. Valid options are:
     ///   Localhost - a profile pre-loaded on the node.
     ///   RuntimeDefault - the container runtime's default profile.
     ///   Unconfined - no AppArmor enforcement.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// localhostProfile indicates a profile loaded on the node that should be used. The profile must be preconfigured on the node to work. Must match the loaded name of the profile. Must be set if and only if type is "Localhost".
-    #[serde(rename = "localhostProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "localhostProfile", skip_serializing_if = "Option::is_none")]
     pub localhost_profile: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for AppArmorProfile {
+    const EXPECTING: &'static str = "struct AppArmorProfile";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "localhostProfile" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.localhost_profile = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for AppArmorProfile {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// AttachedVolume describes a volume attached to a node
 ///
 /// Generated from `io.k8s.api.core.v1.AttachedVolume` (proto `k8s.io.api.core.v1.AttachedVolume`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct AttachedVolume {
     /// Name of the attached volume
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// DevicePath represents the device path where the volume should be available
-    #[serde(rename = "devicePath", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "devicePath")]
     pub device_path: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for AttachedVolume {
+    const EXPECTING: &'static str = "struct AttachedVolume";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "devicePath" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.device_path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for AttachedVolume {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// AvoidPods describes pods that should avoid this node. This is the value for a
@@ -71,367 +187,951 @@ pub struct AttachedVolume {
 /// will eventually become a field of NodeStatus.
 ///
 /// Generated from proto `k8s.io.api.core.v1.AvoidPods`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct AvoidPods {
     /// Bounded-sized list of signatures of pods that should avoid this node, sorted
     /// in timestamp order from oldest to newest. Size of the slice is unspecified.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "preferAvoidPods", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "preferAvoidPods", skip_serializing_if = "Vec::is_empty")]
     pub prefer_avoid_pods: Vec<crate::api::core::v1::PreferAvoidPodsEntry>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for AvoidPods {
+    const EXPECTING: &'static str = "struct AvoidPods";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "preferAvoidPods" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.prefer_avoid_pods = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for AvoidPods {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// AzureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.
 ///
 /// Generated from `io.k8s.api.core.v1.AzureDiskVolumeSource` (proto `k8s.io.api.core.v1.AzureDiskVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct AzureDiskVolumeSource {
     /// diskName is the Name of the data disk in the blob storage
-    #[serde(rename = "diskName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "diskName")]
     pub disk_name: String,
     /// diskURI is the URI of data disk in the blob storage
-    #[serde(rename = "diskURI", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "diskURI")]
     pub disk_uri: String,
     /// cachingMode is the Host Caching mode: None, Read Only, Read Write.
-    #[serde(rename = "cachingMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "cachingMode", skip_serializing_if = "Option::is_none")]
     pub caching_mode: Option<String>,
     /// fsType is Filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// kind expected values are Shared: multiple blob disks per storage account  Dedicated: single blob disk per storage account  Managed: azure managed data disk (only in managed availability set). defaults to shared
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for AzureDiskVolumeSource {
+    const EXPECTING: &'static str = "struct AzureDiskVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "diskName" => Some(0),
+            "diskURI" => Some(1),
+            "cachingMode" => Some(2),
+            "fsType" => Some(3),
+            "readOnly" => Some(4),
+            "kind" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.disk_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.disk_uri = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.caching_mode = map.next_value()?,
+            3 => self.fs_type = map.next_value()?,
+            4 => self.read_only = map.next_value()?,
+            5 => self.kind = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for AzureDiskVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// AzureFile represents an Azure File Service mount on the host and bind mount to the pod.
 ///
 /// Generated from `io.k8s.api.core.v1.AzureFilePersistentVolumeSource` (proto `k8s.io.api.core.v1.AzureFilePersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct AzureFilePersistentVolumeSource {
     /// secretName is the name of secret that contains Azure Storage Account Name and Key
-    #[serde(rename = "secretName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "secretName")]
     pub secret_name: String,
     /// shareName is the azure Share Name
-    #[serde(rename = "shareName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "shareName")]
     pub share_name: String,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// secretNamespace is the namespace of the secret that contains Azure Storage Account Name and Key default is the same as the Pod
-    #[serde(rename = "secretNamespace", default)]
+    #[serde(rename = "secretNamespace")]
     pub secret_namespace: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for AzureFilePersistentVolumeSource {
+    const EXPECTING: &'static str = "struct AzureFilePersistentVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "secretName" => Some(0),
+            "shareName" => Some(1),
+            "readOnly" => Some(2),
+            "secretNamespace" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.secret_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.share_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.read_only = map.next_value()?,
+            3 => self.secret_namespace = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for AzureFilePersistentVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// AzureFile represents an Azure File Service mount on the host and bind mount to the pod.
 ///
 /// Generated from `io.k8s.api.core.v1.AzureFileVolumeSource` (proto `k8s.io.api.core.v1.AzureFileVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct AzureFileVolumeSource {
     /// secretName is the  name of secret that contains Azure Storage Account Name and Key
-    #[serde(rename = "secretName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "secretName")]
     pub secret_name: String,
     /// shareName is the azure share Name
-    #[serde(rename = "shareName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "shareName")]
     pub share_name: String,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for AzureFileVolumeSource {
+    const EXPECTING: &'static str = "struct AzureFileVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "secretName" => Some(0),
+            "shareName" => Some(1),
+            "readOnly" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.secret_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.share_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for AzureFileVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Binding ties one object to another; for example, a pod is bound to a node by a scheduler.
 ///
 /// Generated from `io.k8s.api.core.v1.Binding` (proto `k8s.io.api.core.v1.Binding`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Binding {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// The target object that you want to bind to the standard object.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub target: crate::api::core::v1::ObjectReference,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Binding {
+    const EXPECTING: &'static str = "struct Binding";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "target" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.target = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Binding {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents storage that is managed by an external CSI volume driver
 ///
 /// Generated from `io.k8s.api.core.v1.CSIPersistentVolumeSource` (proto `k8s.io.api.core.v1.CSIPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CSIPersistentVolumeSource {
     /// driver is the name of the driver to use for this volume. Required.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// volumeHandle is the unique volume name returned by the CSI volume plugin’s CreateVolume to refer to the volume on all subsequent calls. Required.
-    #[serde(rename = "volumeHandle", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeHandle")]
     pub volume_handle: String,
     /// readOnly value to pass to ControllerPublishVolumeRequest. Defaults to false (read/write).
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// fsType to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs".
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// volumeAttributes of the volume to publish.
-    #[serde(rename = "volumeAttributes", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeAttributes", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub volume_attributes: ::std::collections::BTreeMap<String, String>,
     /// controllerPublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerPublishVolume and ControllerUnpublishVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    #[serde(rename = "controllerPublishSecretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "controllerPublishSecretRef", skip_serializing_if = "Option::is_none")]
     pub controller_publish_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// nodeStageSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeStageVolume and NodeStageVolume and NodeUnstageVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    #[serde(rename = "nodeStageSecretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeStageSecretRef", skip_serializing_if = "Option::is_none")]
     pub node_stage_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    #[serde(rename = "nodePublishSecretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodePublishSecretRef", skip_serializing_if = "Option::is_none")]
     pub node_publish_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// controllerExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerExpandVolume call. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    #[serde(rename = "controllerExpandSecretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "controllerExpandSecretRef", skip_serializing_if = "Option::is_none")]
     pub controller_expand_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// nodeExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeExpandVolume call. This field is optional, may be omitted if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    #[serde(rename = "nodeExpandSecretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeExpandSecretRef", skip_serializing_if = "Option::is_none")]
     pub node_expand_secret_ref: Option<crate::api::core::v1::SecretReference>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CSIPersistentVolumeSource {
+    const EXPECTING: &'static str = "struct CSIPersistentVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "driver" => Some(0),
+            "volumeHandle" => Some(1),
+            "readOnly" => Some(2),
+            "fsType" => Some(3),
+            "volumeAttributes" => Some(4),
+            "controllerPublishSecretRef" => Some(5),
+            "nodeStageSecretRef" => Some(6),
+            "nodePublishSecretRef" => Some(7),
+            "controllerExpandSecretRef" => Some(8),
+            "nodeExpandSecretRef" => Some(9),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.driver = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.volume_handle = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.read_only = map.next_value()?,
+            3 => self.fs_type = map.next_value()?,
+            4 => self.volume_attributes = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.controller_publish_secret_ref = map.next_value()?,
+            6 => self.node_stage_secret_ref = map.next_value()?,
+            7 => self.node_publish_secret_ref = map.next_value()?,
+            8 => self.controller_expand_secret_ref = map.next_value()?,
+            9 => self.node_expand_secret_ref = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CSIPersistentVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a source location of a volume to mount, managed by an external CSI driver
 ///
 /// Generated from `io.k8s.api.core.v1.CSIVolumeSource` (proto `k8s.io.api.core.v1.CSIVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CSIVolumeSource {
     /// driver is the name of the CSI driver that handles this volume. Consult with your admin for the correct name as registered in the cluster.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// readOnly specifies a read-only configuration for the volume. Defaults to false (read/write).
-    #[serde(rename = "readOnly", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// fsType to mount. Ex. "ext4", "xfs", "ntfs". If not provided, the empty value is passed to the associated CSI driver which will determine the default filesystem to apply.
-    #[serde(rename = "fsType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// volumeAttributes stores driver-specific properties that are passed to the CSI driver. Consult your driver's documentation for supported values.
-    #[serde(rename = "volumeAttributes", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeAttributes", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub volume_attributes: ::std::collections::BTreeMap<String, String>,
     /// nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls. This field is optional, and  may be empty if no secret is required. If the secret object contains more than one secret, all secret references are passed.
-    #[serde(rename = "nodePublishSecretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodePublishSecretRef", skip_serializing_if = "Option::is_none")]
     pub node_publish_secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CSIVolumeSource {
+    const EXPECTING: &'static str = "struct CSIVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "driver" => Some(0),
+            "readOnly" => Some(1),
+            "fsType" => Some(2),
+            "volumeAttributes" => Some(3),
+            "nodePublishSecretRef" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.driver = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.read_only = map.next_value()?,
+            2 => self.fs_type = map.next_value()?,
+            3 => self.volume_attributes = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.node_publish_secret_ref = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CSIVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Adds and removes POSIX capabilities from running containers.
 ///
 /// Generated from `io.k8s.api.core.v1.Capabilities` (proto `k8s.io.api.core.v1.Capabilities`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Capabilities {
     /// Added capabilities
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub add: Vec<String>,
     /// Removed capabilities
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub drop: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Capabilities {
+    const EXPECTING: &'static str = "struct Capabilities";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "add" => Some(0),
+            "drop" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.add = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.drop = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Capabilities {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.CephFSPersistentVolumeSource` (proto `k8s.io.api.core.v1.CephFSPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CephFSPersistentVolumeSource {
     /// monitors is Required: Monitors is a collection of Ceph monitors More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub monitors: Vec<String>,
     /// path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
     /// user is Optional: User is the rados user name, default is admin More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub user: Option<String>,
     /// secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(rename = "secretFile", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "secretFile", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub secret_file: Option<String>,
     /// secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(rename = "secretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CephFSPersistentVolumeSource {
+    const EXPECTING: &'static str = "struct CephFSPersistentVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "monitors" => Some(0),
+            "path" => Some(1),
+            "user" => Some(2),
+            "secretFile" => Some(3),
+            "secretRef" => Some(4),
+            "readOnly" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.monitors = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.path = map.next_value()?,
+            2 => self.user = map.next_value()?,
+            3 => self.secret_file = map.next_value()?,
+            4 => self.secret_ref = map.next_value()?,
+            5 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CephFSPersistentVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.CephFSVolumeSource` (proto `k8s.io.api.core.v1.CephFSVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CephFSVolumeSource {
     /// monitors is Required: Monitors is a collection of Ceph monitors More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub monitors: Vec<String>,
     /// path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
     /// user is optional: User is the rados user name, default is admin More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub user: Option<String>,
     /// secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(rename = "secretFile", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "secretFile", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub secret_file: Option<String>,
     /// secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(rename = "secretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
     /// readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CephFSVolumeSource {
+    const EXPECTING: &'static str = "struct CephFSVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "monitors" => Some(0),
+            "path" => Some(1),
+            "user" => Some(2),
+            "secretFile" => Some(3),
+            "secretRef" => Some(4),
+            "readOnly" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.monitors = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.path = map.next_value()?,
+            2 => self.user = map.next_value()?,
+            3 => self.secret_file = map.next_value()?,
+            4 => self.secret_ref = map.next_value()?,
+            5 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CephFSVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting to a container. The volume must also be in the same region as the kubelet. Cinder volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.CinderPersistentVolumeSource` (proto `k8s.io.api.core.v1.CinderPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CinderPersistentVolumeSource {
     /// volumeID used to identify the volume in cinder. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(rename = "volumeID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeID")]
     pub volume_id: String,
     /// fsType Filesystem type to mount. Must be a filesystem type supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// secretRef is Optional: points to a secret object containing parameters used to connect to OpenStack.
-    #[serde(rename = "secretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretReference>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CinderPersistentVolumeSource {
+    const EXPECTING: &'static str = "struct CinderPersistentVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "volumeID" => Some(0),
+            "fsType" => Some(1),
+            "readOnly" => Some(2),
+            "secretRef" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.volume_id = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.fs_type = map.next_value()?,
+            2 => self.read_only = map.next_value()?,
+            3 => self.secret_ref = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CinderPersistentVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting to a container. The volume must also be in the same region as the kubelet. Cinder volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.CinderVolumeSource` (proto `k8s.io.api.core.v1.CinderVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CinderVolumeSource {
     /// volumeID used to identify the volume in cinder. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(rename = "volumeID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeID")]
     pub volume_id: String,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// secretRef is optional: points to a secret object containing parameters used to connect to OpenStack.
-    #[serde(rename = "secretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CinderVolumeSource {
+    const EXPECTING: &'static str = "struct CinderVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "volumeID" => Some(0),
+            "fsType" => Some(1),
+            "readOnly" => Some(2),
+            "secretRef" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.volume_id = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.fs_type = map.next_value()?,
+            2 => self.read_only = map.next_value()?,
+            3 => self.secret_ref = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CinderVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ClientIPConfig represents the configurations of Client IP based session affinity.
 ///
 /// Generated from `io.k8s.api.core.v1.ClientIPConfig` (proto `k8s.io.api.core.v1.ClientIPConfig`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ClientIPConfig {
     /// timeoutSeconds specifies the seconds of ClientIP type session sticky time. The value must be >0 && <=86400(for 1 day) if ServiceAffinity == "ClientIP". Default value is 10800(for 3 hours).
-    #[serde(rename = "timeoutSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ClientIPConfig {
+    const EXPECTING: &'static str = "struct ClientIPConfig";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "timeoutSeconds" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.timeout_seconds = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ClientIPConfig {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ClusterTrustBundleProjection describes how to select a set of ClusterTrustBundle objects and project their contents into the pod filesystem.
 ///
 /// Generated from `io.k8s.api.core.v1.ClusterTrustBundleProjection` (proto `k8s.io.api.core.v1.ClusterTrustBundleProjection`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ClusterTrustBundleProjection {
     /// Select a single ClusterTrustBundle by object name.  Mutually-exclusive with signerName and labelSelector.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Select all ClusterTrustBundles that match this signer name. Mutually-exclusive with name.  The contents of all selected ClusterTrustBundles will be unified and deduplicated.
-    #[serde(rename = "signerName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "signerName", skip_serializing_if = "Option::is_none")]
     pub signer_name: Option<String>,
     /// Select all ClusterTrustBundles that match this label selector.  Only has effect if signerName is set.  Mutually-exclusive with name.  If unset, interpreted as "match nothing".  If set but empty, interpreted as "match everything".
-    #[serde(rename = "labelSelector", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "labelSelector", skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// If true, don't block pod startup if the referenced ClusterTrustBundle(s) aren't available.  If using name, then the named ClusterTrustBundle is allowed not to exist.  If using signerName, then the combination of signerName and labelSelector is allowed to match zero ClusterTrustBundles.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
     /// Relative path from the volume root to write the bundle.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub path: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundleProjection {
+    const EXPECTING: &'static str = "struct ClusterTrustBundleProjection";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "signerName" => Some(1),
+            "labelSelector" => Some(2),
+            "optional" => Some(3),
+            "path" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.signer_name = map.next_value()?,
+            2 => self.label_selector = map.next_value()?,
+            3 => self.optional = map.next_value()?,
+            4 => self.path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundleProjection {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Information about the condition of a component.
 ///
 /// Generated from `io.k8s.api.core.v1.ComponentCondition` (proto `k8s.io.api.core.v1.ComponentCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ComponentCondition {
     /// Type of condition for a component. Valid value: "Healthy"
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// Status of the condition for a component. Valid values for "Healthy": "True", "False", or "Unknown".
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub status: String,
     /// Message about the condition for a component. For example, information about a health check.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// Condition error code for a component. For example, a health check error code.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub error: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ComponentCondition {
+    const EXPECTING: &'static str = "struct ComponentCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "message" => Some(2),
+            "error" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.status = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.message = map.next_value()?,
+            3 => self.error = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ComponentCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ComponentStatus (and ComponentStatusList) holds the cluster validation info. Deprecated: This API is deprecated in v1.19+
 ///
 /// Generated from `io.k8s.api.core.v1.ComponentStatus` (proto `k8s.io.api.core.v1.ComponentStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ComponentStatus {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// List of component conditions observed
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::core::v1::ComponentCondition>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ComponentStatus {
+    const EXPECTING: &'static str = "struct ComponentStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "conditions" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ComponentStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Status of all the conditions for the component as a list of ComponentStatus objects. Deprecated: This API is deprecated in v1.19+
 ///
 /// Generated from `io.k8s.api.core.v1.ComponentStatusList` (proto `k8s.io.api.core.v1.ComponentStatusList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ComponentStatusList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of ComponentStatus objects.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::ComponentStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ComponentStatusList {
+    const EXPECTING: &'static str = "struct ComponentStatusList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ComponentStatusList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ConfigMap holds configuration data for pods to consume.
 ///
 /// Generated from `io.k8s.api.core.v1.ConfigMap` (proto `k8s.io.api.core.v1.ConfigMap`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ConfigMap {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Immutable, if set to true, ensures that data stored in the ConfigMap cannot be updated (only object metadata can be modified). If not set to true, the field can be modified at any time. Defaulted to nil.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub immutable: Option<bool>,
     /// Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub data: ::std::collections::BTreeMap<String, String>,
     /// BinaryData contains the binary data. Each key must consist of alphanumeric characters, '-', '_' or '.'. BinaryData can contain byte sequences that are not in the UTF-8 range. The keys stored in BinaryData must not overlap with the ones in the Data field, this is enforced during validation process. Using this field will require 1.10+ apiserver and kubelet.
-    #[serde(rename = "binaryData", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", with = "::kapi_apimachinery::serde_bytes::base64_map")]
+    #[serde(rename = "binaryData", skip_serializing_if = "::std::collections::BTreeMap::is_empty", serialize_with = "::kapi_apimachinery::serde_bytes::base64_map::serialize")]
     pub binary_data: ::std::collections::BTreeMap<String, Vec<u8>>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ConfigMap {
+    const EXPECTING: &'static str = "struct ConfigMap";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "immutable" => Some(3),
+            "data" => Some(4),
+            "binaryData" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.immutable = map.next_value()?,
+            4 => self.data = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.binary_data = map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ConfigMap {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ConfigMapEnvSource selects a ConfigMap to populate the environment variables with.
@@ -439,71 +1139,192 @@ pub struct ConfigMap {
 /// The contents of the target ConfigMap's Data field will represent the key-value pairs as environment variables.
 ///
 /// Generated from `io.k8s.api.core.v1.ConfigMapEnvSource` (proto `k8s.io.api.core.v1.ConfigMapEnvSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ConfigMapEnvSource {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// Specify whether the ConfigMap must be defined
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ConfigMapEnvSource {
+    const EXPECTING: &'static str = "struct ConfigMapEnvSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "optional" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.optional = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ConfigMapEnvSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Selects a key from a ConfigMap.
 ///
 /// Generated from `io.k8s.api.core.v1.ConfigMapKeySelector` (proto `k8s.io.api.core.v1.ConfigMapKeySelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ConfigMapKeySelector {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// The key to select.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub key: String,
     /// Specify whether the ConfigMap or its key must be defined
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ConfigMapKeySelector {
+    const EXPECTING: &'static str = "struct ConfigMapKeySelector";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "key" => Some(1),
+            "optional" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.key = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.optional = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ConfigMapKeySelector {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ConfigMapList is a resource containing a list of ConfigMap objects.
 ///
 /// Generated from `io.k8s.api.core.v1.ConfigMapList` (proto `k8s.io.api.core.v1.ConfigMapList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ConfigMapList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of ConfigMaps.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::ConfigMap>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ConfigMapList {
+    const EXPECTING: &'static str = "struct ConfigMapList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ConfigMapList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ConfigMapNodeConfigSource contains the information to reference a ConfigMap as a config source for the Node. This API is deprecated since 1.22: https://git.k8s.io/enhancements/keps/sig-node/281-dynamic-kubelet-configuration
 ///
 /// Generated from `io.k8s.api.core.v1.ConfigMapNodeConfigSource` (proto `k8s.io.api.core.v1.ConfigMapNodeConfigSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ConfigMapNodeConfigSource {
     /// Namespace is the metadata.namespace of the referenced ConfigMap. This field is required in all cases.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub namespace: String,
     /// Name is the metadata.name of the referenced ConfigMap. This field is required in all cases.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// UID is the metadata.UID of the referenced ConfigMap. This field is forbidden in Node.Spec, and required in Node.Status.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
     /// ResourceVersion is the metadata.ResourceVersion of the referenced ConfigMap. This field is forbidden in Node.Spec, and required in Node.Status.
-    #[serde(rename = "resourceVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "resourceVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version: Option<String>,
     /// KubeletConfigKey declares which key of the referenced ConfigMap corresponds to the KubeletConfiguration structure This field is required in all cases.
-    #[serde(rename = "kubeletConfigKey", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "kubeletConfigKey")]
     pub kubelet_config_key: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ConfigMapNodeConfigSource {
+    const EXPECTING: &'static str = "struct ConfigMapNodeConfigSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "namespace" => Some(0),
+            "name" => Some(1),
+            "uid" => Some(2),
+            "resourceVersion" => Some(3),
+            "kubeletConfigKey" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.namespace = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.uid = map.next_value()?,
+            3 => self.resource_version = map.next_value()?,
+            4 => self.kubelet_config_key = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ConfigMapNodeConfigSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Adapts a ConfigMap into a projected volume.
@@ -511,17 +1332,47 @@ pub struct ConfigMapNodeConfigSource {
 /// The contents of the target ConfigMap's Data field will be presented in a projected volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths. Note that this is identical to a configmap volume source without the default mode.
 ///
 /// Generated from `io.k8s.api.core.v1.ConfigMapProjection` (proto `k8s.io.api.core.v1.ConfigMapProjection`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ConfigMapProjection {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the ConfigMap, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::api::core::v1::KeyToPath>,
     /// optional specify whether the ConfigMap or its keys must be defined
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ConfigMapProjection {
+    const EXPECTING: &'static str = "struct ConfigMapProjection";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "items" => Some(1),
+            "optional" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.optional = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ConfigMapProjection {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Adapts a ConfigMap into a volume.
@@ -529,425 +1380,1074 @@ pub struct ConfigMapProjection {
 /// The contents of the target ConfigMap's Data field will be presented in a volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths. ConfigMap volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.ConfigMapVolumeSource` (proto `k8s.io.api.core.v1.ConfigMapVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ConfigMapVolumeSource {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the ConfigMap, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::api::core::v1::KeyToPath>,
     /// defaultMode is optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(rename = "defaultMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<i32>,
     /// optional specify whether the ConfigMap or its keys must be defined
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ConfigMapVolumeSource {
+    const EXPECTING: &'static str = "struct ConfigMapVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "items" => Some(1),
+            "defaultMode" => Some(2),
+            "optional" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.default_mode = map.next_value()?,
+            3 => self.optional = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ConfigMapVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// A single application container that you want to run within a pod.
 ///
 /// Generated from `io.k8s.api.core.v1.Container` (proto `k8s.io.api.core.v1.Container`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Container {
     /// Name of the container specified as a DNS_LABEL. Each container in a pod must have a unique name (DNS_LABEL). Cannot be updated.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// Container image name. More info: https://kubernetes.io/docs/concepts/containers/images This field is optional to allow higher level config management to default or override container images in workload controllers like Deployments and StatefulSets.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub image: Option<String>,
     /// Entrypoint array. Not executed within a shell. The container image's ENTRYPOINT is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
     /// Arguments to the entrypoint. The container image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// Container's working directory. If not specified, the container runtime's default will be used, which might be configured in the container image. Cannot be updated.
-    #[serde(rename = "workingDir", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "workingDir", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub working_dir: Option<String>,
     /// List of ports to expose from the container. Not specifying a port here DOES NOT prevent that port from being exposed. Any port which is listening on the default "0.0.0.0" address inside a container will be accessible from the network. Modifying this array with strategic merge patch may corrupt the data. For more information See https://github.com/kubernetes/kubernetes/issues/108255. Cannot be updated.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::core::v1::ContainerPort>,
     /// List of sources to populate environment variables in the container. The keys defined within a source may consist of any printable ASCII characters except '='. When a key exists in multiple sources, the value associated with the last source will take precedence. Values defined by an Env with a duplicate key will take precedence. Cannot be updated.
-    #[serde(rename = "envFrom", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "envFrom", skip_serializing_if = "Vec::is_empty")]
     pub env_from: Vec<crate::api::core::v1::EnvFromSource>,
     /// List of environment variables to set in the container. Cannot be updated.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<crate::api::core::v1::EnvVar>,
     /// Compute Resources required by this container. Cannot be updated. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// Resources resize policy for the container. This field cannot be set on ephemeral containers.
-    #[serde(rename = "resizePolicy", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "resizePolicy", skip_serializing_if = "Vec::is_empty")]
     pub resize_policy: Vec<crate::api::core::v1::ContainerResizePolicy>,
     /// RestartPolicy defines the restart behavior of individual containers in a pod. This overrides the pod-level restart policy. When this field is not specified, the restart behavior is defined by the Pod's restart policy and the container type. Additionally, setting the RestartPolicy as "Always" for the init container will have the following effect: this init container will be continually restarted on exit until all regular containers have terminated. Once all regular containers have completed, all init containers with restartPolicy "Always" will be shut down. This lifecycle differs from normal init containers and is often referred to as a "sidecar" container. Although this init container still starts in the init container sequence, it does not wait for the container to complete before proceeding to the next init container. Instead, the next init container starts immediately after this init container is started, or after any startupProbe has successfully completed.
-    #[serde(rename = "restartPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "restartPolicy", skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
     /// Represents a list of rules to be checked to determine if the container should be restarted on exit. The rules are evaluated in order. Once a rule matches a container exit condition, the remaining rules are ignored. If no rule matches the container exit condition, the Container-level restart policy determines the whether the container is restarted or not. Constraints on the rules: - At most 20 rules are allowed. - Rules can have the same action. - Identical rules are not forbidden in validations. When rules are specified, container MUST set RestartPolicy explicitly even it if matches the Pod's RestartPolicy.
-    #[serde(rename = "restartPolicyRules", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "restartPolicyRules", skip_serializing_if = "Vec::is_empty")]
     pub restart_policy_rules: Vec<crate::api::core::v1::ContainerRestartRule>,
     /// Pod volumes to mount into the container's filesystem. Cannot be updated.
-    #[serde(rename = "volumeMounts", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeMounts", skip_serializing_if = "Vec::is_empty")]
     pub volume_mounts: Vec<crate::api::core::v1::VolumeMount>,
     /// volumeDevices is the list of block devices to be used by the container.
-    #[serde(rename = "volumeDevices", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeDevices", skip_serializing_if = "Vec::is_empty")]
     pub volume_devices: Vec<crate::api::core::v1::VolumeDevice>,
     /// Periodic probe of container liveness. Container will be restarted if the probe fails. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
-    #[serde(rename = "livenessProbe", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "livenessProbe", skip_serializing_if = "Option::is_none")]
     pub liveness_probe: Option<crate::api::core::v1::Probe>,
     /// Periodic probe of container service readiness. Container will be removed from service endpoints if the probe fails. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
-    #[serde(rename = "readinessProbe", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "readinessProbe", skip_serializing_if = "Option::is_none")]
     pub readiness_probe: Option<crate::api::core::v1::Probe>,
     /// StartupProbe indicates that the Pod has successfully initialized. If specified, no other probes are executed until this completes successfully. If this probe fails, the Pod will be restarted, just as if the livenessProbe failed. This can be used to provide different probe parameters at the beginning of a Pod's lifecycle, when it might take a long time to load data or warm a cache, than during steady-state operation. This cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
-    #[serde(rename = "startupProbe", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "startupProbe", skip_serializing_if = "Option::is_none")]
     pub startup_probe: Option<crate::api::core::v1::Probe>,
     /// Actions that the management system should take in response to container lifecycle events. Cannot be updated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<crate::api::core::v1::Lifecycle>,
     /// Optional: Path at which the file to which the container's termination message will be written is mounted into the container's filesystem. Message written is intended to be brief final status, such as an assertion failure message. Will be truncated by the node if greater than 4096 bytes. The total message length across all containers will be limited to 12kb. Defaults to /dev/termination-log. Cannot be updated.
-    #[serde(rename = "terminationMessagePath", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "terminationMessagePath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub termination_message_path: Option<String>,
     /// Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure. FallbackToLogsOnError will use the last chunk of container log output if the termination message file is empty and the container exited with an error. The log output is limited to 2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.
-    #[serde(rename = "terminationMessagePolicy", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "terminationMessagePolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub termination_message_policy: Option<String>,
     /// Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: https://kubernetes.io/docs/concepts/containers/images#updating-images
-    #[serde(rename = "imagePullPolicy", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "imagePullPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub image_pull_policy: Option<String>,
     /// SecurityContext defines the security options the container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext. More info: https://kubernetes.io/docs/tasks/configure-pod-container/security-context/
-    #[serde(rename = "securityContext", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "securityContext", skip_serializing_if = "Option::is_none")]
     pub security_context: Option<crate::api::core::v1::SecurityContext>,
     /// Whether this container should allocate a buffer for stdin in the container runtime. If this is not set, reads from stdin in the container will always result in EOF. Default is false.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin: Option<bool>,
     /// Whether the container runtime should close the stdin channel after it has been opened by a single attach. When stdin is true the stdin stream will remain open across multiple attach sessions. If stdinOnce is set to true, stdin is opened on container start, is empty until the first client attaches to stdin, and then remains open and accepts data until the client disconnects, at which time stdin is closed and remains closed until the container is restarted. If this flag is false, a container processes that reads from stdin will never receive an EOF. Default is false
-    #[serde(rename = "stdinOnce", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "stdinOnce", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin_once: Option<bool>,
     /// Whether this container should allocate a TTY for itself, also requires 'stdin' to be true. Default is false.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub tty: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Container {
+    const EXPECTING: &'static str = "struct Container";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "image" => Some(1),
+            "command" => Some(2),
+            "args" => Some(3),
+            "workingDir" => Some(4),
+            "ports" => Some(5),
+            "envFrom" => Some(6),
+            "env" => Some(7),
+            "resources" => Some(8),
+            "resizePolicy" => Some(9),
+            "restartPolicy" => Some(10),
+            "restartPolicyRules" => Some(11),
+            "volumeMounts" => Some(12),
+            "volumeDevices" => Some(13),
+            "livenessProbe" => Some(14),
+            "readinessProbe" => Some(15),
+            "startupProbe" => Some(16),
+            "lifecycle" => Some(17),
+            "terminationMessagePath" => Some(18),
+            "terminationMessagePolicy" => Some(19),
+            "imagePullPolicy" => Some(20),
+            "securityContext" => Some(21),
+            "stdin" => Some(22),
+            "stdinOnce" => Some(23),
+            "tty" => Some(24),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.image = map.next_value()?,
+            2 => self.command = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.args = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.working_dir = map.next_value()?,
+            5 => self.ports = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.env_from = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.env = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            8 => self.resources = map.next_value()?,
+            9 => self.resize_policy = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            10 => self.restart_policy = map.next_value()?,
+            11 => self.restart_policy_rules = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            12 => self.volume_mounts = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            13 => self.volume_devices = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            14 => self.liveness_probe = map.next_value()?,
+            15 => self.readiness_probe = map.next_value()?,
+            16 => self.startup_probe = map.next_value()?,
+            17 => self.lifecycle = map.next_value()?,
+            18 => self.termination_message_path = map.next_value()?,
+            19 => self.termination_message_policy = map.next_value()?,
+            20 => self.image_pull_policy = map.next_value()?,
+            21 => self.security_context = map.next_value()?,
+            22 => self.stdin = map.next_value()?,
+            23 => self.stdin_once = map.next_value()?,
+            24 => self.tty = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Container {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ContainerExtendedResourceRequest has the mapping of container name, extended resource name to the device request name.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerExtendedResourceRequest` (proto `k8s.io.api.core.v1.ContainerExtendedResourceRequest`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerExtendedResourceRequest {
     /// The name of the container requesting resources.
-    #[serde(rename = "containerName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "containerName")]
     pub container_name: String,
     /// The name of the extended resource in that container which gets backed by DRA.
-    #[serde(rename = "resourceName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "resourceName")]
     pub resource_name: String,
     /// The name of the request in the special ResourceClaim which corresponds to the extended resource.
-    #[serde(rename = "requestName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "requestName")]
     pub request_name: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ContainerExtendedResourceRequest {
+    const EXPECTING: &'static str = "struct ContainerExtendedResourceRequest";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "containerName" => Some(0),
+            "resourceName" => Some(1),
+            "requestName" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.container_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.resource_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.request_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerExtendedResourceRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Describe a container image
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerImage` (proto `k8s.io.api.core.v1.ContainerImage`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerImage {
     /// Names by which this image is known. e.g. ["kubernetes.example/hyperkube:v1.0.7", "cloud-vendor.registry.example/cloud-vendor/hyperkube:v1.0.7"]
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub names: Vec<String>,
     /// The size of the image in bytes.
-    #[serde(rename = "sizeBytes", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "sizeBytes", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub size_bytes: Option<i64>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ContainerImage {
+    const EXPECTING: &'static str = "struct ContainerImage";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "names" => Some(0),
+            "sizeBytes" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.names = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.size_bytes = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerImage {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ContainerPort represents a network port in a single container.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerPort` (proto `k8s.io.api.core.v1.ContainerPort`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerPort {
     /// If specified, this must be an IANA_SVC_NAME and unique within the pod. Each named port in a pod must have a unique name. Name for the port that can be referred to by services.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// Number of port to expose on the host. If specified, this must be a valid port number, 0 < x < 65536. If HostNetwork is specified, this must match ContainerPort. Most containers do not need this.
-    #[serde(rename = "hostPort", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "hostPort", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host_port: Option<i32>,
     /// Number of port to expose on the pod's IP address. This must be a valid port number, 0 < x < 65536.
-    #[serde(rename = "containerPort", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "containerPort")]
     pub container_port: i32,
     /// Protocol for port. Must be UDP, TCP, or SCTP. Defaults to "TCP".
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub protocol: Option<String>,
     /// What host IP to bind the external port to.
-    #[serde(rename = "hostIP", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "hostIP", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host_ip: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ContainerPort {
+    const EXPECTING: &'static str = "struct ContainerPort";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "hostPort" => Some(1),
+            "containerPort" => Some(2),
+            "protocol" => Some(3),
+            "hostIP" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.host_port = map.next_value()?,
+            2 => self.container_port = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.protocol = map.next_value()?,
+            4 => self.host_ip = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerPort {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ContainerResizePolicy represents resource resize policy for the container.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerResizePolicy` (proto `k8s.io.api.core.v1.ContainerResizePolicy`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerResizePolicy {
     /// Name of the resource to which this resource resize policy applies. Supported values: cpu, memory.
-    #[serde(rename = "resourceName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "resourceName")]
     pub resource_name: String,
     /// Restart policy to apply when specified resource is resized. If not specified, it defaults to NotRequired.
-    #[serde(rename = "restartPolicy", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "restartPolicy")]
     pub restart_policy: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ContainerResizePolicy {
+    const EXPECTING: &'static str = "struct ContainerResizePolicy";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "resourceName" => Some(0),
+            "restartPolicy" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.resource_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.restart_policy = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerResizePolicy {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ContainerRestartRule describes how a container exit is handled.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerRestartRule` (proto `k8s.io.api.core.v1.ContainerRestartRule`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerRestartRule {
     /// Specifies the action taken on a container exit if the requirements are satisfied. The only possible value is "Restart" to restart the container.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::is_zero", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub action: String,
     /// Represents the exit codes to check on container exits.
-    #[serde(rename = "exitCodes", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "exitCodes", skip_serializing_if = "Option::is_none")]
     pub exit_codes: Option<crate::api::core::v1::ContainerRestartRuleOnExitCodes>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ContainerRestartRule {
+    const EXPECTING: &'static str = "struct ContainerRestartRule";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "action" => Some(0),
+            "exitCodes" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.action = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.exit_codes = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerRestartRule {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ContainerRestartRuleOnExitCodes describes the condition for handling an exited container based on its exit codes.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes` (proto `k8s.io.api.core.v1.ContainerRestartRuleOnExitCodes`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerRestartRuleOnExitCodes {
     /// Represents the relationship between the container exit code(s) and the specified values. Possible values are: - In: the requirement is satisfied if the container exit code is in the
     ///   set of specified values.
     /// - NotIn: the requirement is satisfied if the container exit code is
     ///   not in the set of specified values.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::is_zero", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub operator: String,
     /// Specifies the set of values to check for container exit codes. At most 255 elements are allowed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ContainerRestartRuleOnExitCodes {
+    const EXPECTING: &'static str = "struct ContainerRestartRuleOnExitCodes";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "operator" => Some(0),
+            "values" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.operator = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.values = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerRestartRuleOnExitCodes {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ContainerState holds a possible state of container. Only one of its members may be specified. If none of them is specified, the default one is ContainerStateWaiting.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerState` (proto `k8s.io.api.core.v1.ContainerState`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerState {
     /// Details about a waiting container
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting: Option<crate::api::core::v1::ContainerStateWaiting>,
     /// Details about a running container
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub running: Option<crate::api::core::v1::ContainerStateRunning>,
     /// Details about a terminated container
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub terminated: Option<crate::api::core::v1::ContainerStateTerminated>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ContainerState {
+    const EXPECTING: &'static str = "struct ContainerState";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "waiting" => Some(0),
+            "running" => Some(1),
+            "terminated" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.waiting = map.next_value()?,
+            1 => self.running = map.next_value()?,
+            2 => self.terminated = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerState {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ContainerStateRunning is a running state of a container.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerStateRunning` (proto `k8s.io.api.core.v1.ContainerStateRunning`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerStateRunning {
     /// Time at which the container was last (re-)started
-    #[serde(rename = "startedAt", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "startedAt", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub started_at: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ContainerStateRunning {
+    const EXPECTING: &'static str = "struct ContainerStateRunning";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "startedAt" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.started_at = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerStateRunning {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ContainerStateTerminated is a terminated state of a container.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerStateTerminated` (proto `k8s.io.api.core.v1.ContainerStateTerminated`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerStateTerminated {
     /// Exit status from the last termination of the container
-    #[serde(rename = "exitCode", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "exitCode")]
     pub exit_code: i32,
     /// Signal from the last termination of the container
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub signal: Option<i32>,
     /// (brief) reason from the last termination of the container
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Message regarding the last termination of the container
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// Time at which previous execution of the container started
-    #[serde(rename = "startedAt", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "startedAt", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub started_at: Option<::kapi_apimachinery::Time>,
     /// Time at which the container last terminated
-    #[serde(rename = "finishedAt", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "finishedAt", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub finished_at: Option<::kapi_apimachinery::Time>,
     /// Container's ID in the format '<type>://<container_id>'
-    #[serde(rename = "containerID", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "containerID", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub container_id: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ContainerStateTerminated {
+    const EXPECTING: &'static str = "struct ContainerStateTerminated";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "exitCode" => Some(0),
+            "signal" => Some(1),
+            "reason" => Some(2),
+            "message" => Some(3),
+            "startedAt" => Some(4),
+            "finishedAt" => Some(5),
+            "containerID" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.exit_code = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.signal = map.next_value()?,
+            2 => self.reason = map.next_value()?,
+            3 => self.message = map.next_value()?,
+            4 => self.started_at = map.next_value()?,
+            5 => self.finished_at = map.next_value()?,
+            6 => self.container_id = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerStateTerminated {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ContainerStateWaiting is a waiting state of a container.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerStateWaiting` (proto `k8s.io.api.core.v1.ContainerStateWaiting`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerStateWaiting {
     /// (brief) reason the container is not yet running.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Message regarding why the container is not yet running.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ContainerStateWaiting {
+    const EXPECTING: &'static str = "struct ContainerStateWaiting";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "reason" => Some(0),
+            "message" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.reason = map.next_value()?,
+            1 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerStateWaiting {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ContainerStatus contains details for the current status of this container.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerStatus` (proto `k8s.io.api.core.v1.ContainerStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerStatus {
     /// Name is a DNS_LABEL representing the unique name of the container. Each container in a pod must have a unique name across all container types. Cannot be updated.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// State holds details about the container's current condition.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub state: Option<crate::api::core::v1::ContainerState>,
     /// LastTerminationState holds the last termination state of the container to help debug container crashes and restarts. This field is not populated if the container is still running and RestartCount is 0.
-    #[serde(rename = "lastState", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastState", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_state: Option<crate::api::core::v1::ContainerState>,
     /// Ready specifies whether the container is currently passing its readiness check. The value will change as readiness probes keep executing. If no readiness probes are specified, this field defaults to true once the container is fully started (see Started field).
     ///
     /// The value is typically used to determine whether a container is ready to accept traffic.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub ready: bool,
     /// RestartCount holds the number of times the container has been restarted. Kubelet makes an effort to always increment the value, but there are cases when the state may be lost due to node restarts and then the value may be reset to 0. The value is never negative.
-    #[serde(rename = "restartCount", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "restartCount")]
     pub restart_count: i32,
     /// Image is the name of container image that the container is running. The container image may not match the image used in the PodSpec, as it may have been resolved by the runtime. More info: https://kubernetes.io/docs/concepts/containers/images.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub image: String,
     /// ImageID is the image ID of the container's image. The image ID may not match the image ID of the image used in the PodSpec, as it may have been resolved by the runtime.
-    #[serde(rename = "imageID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "imageID")]
     pub image_id: String,
     /// ContainerID is the ID of the container in the format '<type>://<container_id>'. Where type is a container runtime identifier, returned from Version call of CRI API (for example "containerd").
-    #[serde(rename = "containerID", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "containerID", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub container_id: Option<String>,
     /// Started indicates whether the container has finished its postStart lifecycle hook and passed its startup probe. Initialized as false, becomes true after startupProbe is considered successful. Resets to false when the container is restarted, or if kubelet loses state temporarily. In both cases, startup probes will run again. Is always true when no startupProbe is defined and container is running and has passed the postStart lifecycle hook. The null value must be treated the same as false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub started: Option<bool>,
     /// AllocatedResources represents the compute resources allocated for this container by the node. Kubelet sets this value to Container.Resources.Requests upon successful pod admission and after successfully admitting desired pod resize.
-    #[serde(rename = "allocatedResources", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "allocatedResources", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub allocated_resources: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Resources represents the compute resource requests and limits that have been successfully enacted on the running container after it has been started or has been successfully resized.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// Status of volume mounts.
-    #[serde(rename = "volumeMounts", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeMounts", skip_serializing_if = "Vec::is_empty")]
     pub volume_mounts: Vec<crate::api::core::v1::VolumeMountStatus>,
     /// User represents user identity information initially attached to the first process of the container
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<crate::api::core::v1::ContainerUser>,
     /// AllocatedResourcesStatus represents the status of various resources allocated for this Pod.
-    #[serde(rename = "allocatedResourcesStatus", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "allocatedResourcesStatus", skip_serializing_if = "Vec::is_empty")]
     pub allocated_resources_status: Vec<crate::api::core::v1::ResourceStatus>,
     /// StopSignal reports the effective stop signal for this container
-    #[serde(rename = "stopSignal", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "stopSignal", skip_serializing_if = "Option::is_none")]
     pub stop_signal: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ContainerStatus {
+    const EXPECTING: &'static str = "struct ContainerStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "state" => Some(1),
+            "lastState" => Some(2),
+            "ready" => Some(3),
+            "restartCount" => Some(4),
+            "image" => Some(5),
+            "imageID" => Some(6),
+            "containerID" => Some(7),
+            "started" => Some(8),
+            "allocatedResources" => Some(9),
+            "resources" => Some(10),
+            "volumeMounts" => Some(11),
+            "user" => Some(12),
+            "allocatedResourcesStatus" => Some(13),
+            "stopSignal" => Some(14),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.state = map.next_value()?,
+            2 => self.last_state = map.next_value()?,
+            3 => self.ready = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.restart_count = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.image = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.image_id = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.container_id = map.next_value()?,
+            8 => self.started = map.next_value()?,
+            9 => self.allocated_resources = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            10 => self.resources = map.next_value()?,
+            11 => self.volume_mounts = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            12 => self.user = map.next_value()?,
+            13 => self.allocated_resources_status = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            14 => self.stop_signal = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ContainerUser represents user identity information
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerUser` (proto `k8s.io.api.core.v1.ContainerUser`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ContainerUser {
     /// Linux holds user identity information initially attached to the first process of the containers in Linux. Note that the actual running identity can be changed if the process has enough privilege to do so.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub linux: Option<crate::api::core::v1::LinuxContainerUser>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ContainerUser {
+    const EXPECTING: &'static str = "struct ContainerUser";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "linux" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.linux = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ContainerUser {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DaemonEndpoint contains information about a single Daemon endpoint.
 ///
 /// Generated from `io.k8s.api.core.v1.DaemonEndpoint` (proto `k8s.io.api.core.v1.DaemonEndpoint`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DaemonEndpoint {
     /// Port number of the given endpoint.
-    #[serde(rename = "Port", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "Port")]
     pub port: i32,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DaemonEndpoint {
+    const EXPECTING: &'static str = "struct DaemonEndpoint";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "Port" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.port = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DaemonEndpoint {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents downward API info for projecting into a projected volume. Note that this is identical to a downwardAPI volume source without the default mode.
 ///
 /// Generated from `io.k8s.api.core.v1.DownwardAPIProjection` (proto `k8s.io.api.core.v1.DownwardAPIProjection`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DownwardAPIProjection {
     /// Items is a list of DownwardAPIVolume file
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::api::core::v1::DownwardAPIVolumeFile>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DownwardAPIProjection {
+    const EXPECTING: &'static str = "struct DownwardAPIProjection";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "items" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DownwardAPIProjection {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DownwardAPIVolumeFile represents information to create the file containing the pod field
 ///
 /// Generated from `io.k8s.api.core.v1.DownwardAPIVolumeFile` (proto `k8s.io.api.core.v1.DownwardAPIVolumeFile`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DownwardAPIVolumeFile {
     /// Required: Path is  the relative path name of the file to be created. Must not be absolute or contain the '..' path. Must be utf-8 encoded. The first item of the relative path must not start with '..'
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub path: String,
     /// Required: Selects a field of the pod: only annotations, labels, name, namespace and uid are supported.
-    #[serde(rename = "fieldRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "fieldRef", skip_serializing_if = "Option::is_none")]
     pub field_ref: Option<crate::api::core::v1::ObjectFieldSelector>,
     /// Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, requests.cpu and requests.memory) are currently supported.
-    #[serde(rename = "resourceFieldRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "resourceFieldRef", skip_serializing_if = "Option::is_none")]
     pub resource_field_ref: Option<crate::api::core::v1::ResourceFieldSelector>,
     /// Optional: mode bits used to set permissions on this file, must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. If not specified, the volume defaultMode will be used. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DownwardAPIVolumeFile {
+    const EXPECTING: &'static str = "struct DownwardAPIVolumeFile";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "path" => Some(0),
+            "fieldRef" => Some(1),
+            "resourceFieldRef" => Some(2),
+            "mode" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.field_ref = map.next_value()?,
+            2 => self.resource_field_ref = map.next_value()?,
+            3 => self.mode = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DownwardAPIVolumeFile {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DownwardAPIVolumeSource represents a volume containing downward API info. Downward API volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.DownwardAPIVolumeSource` (proto `k8s.io.api.core.v1.DownwardAPIVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DownwardAPIVolumeSource {
     /// Items is a list of downward API volume file
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::api::core::v1::DownwardAPIVolumeFile>,
     /// Optional: mode bits to use on created files by default. Must be a Optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(rename = "defaultMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DownwardAPIVolumeSource {
+    const EXPECTING: &'static str = "struct DownwardAPIVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "items" => Some(0),
+            "defaultMode" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.default_mode = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DownwardAPIVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents an empty directory for a pod. Empty directory volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.EmptyDirVolumeSource` (proto `k8s.io.api.core.v1.EmptyDirVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EmptyDirVolumeSource {
     /// medium represents what type of storage medium should back this directory. The default is "" which means to use the node's default medium. Must be an empty string (default) or Memory. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub medium: Option<String>,
     /// sizeLimit is the total amount of local storage required for this EmptyDir volume. The size limit is also applicable for memory medium. The maximum usage on memory medium EmptyDir would be the minimum value between the SizeLimit specified here and the sum of memory limits of all containers in a pod. The default is nil which means that the limit is undefined. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir
-    #[serde(rename = "sizeLimit", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sizeLimit", skip_serializing_if = "Option::is_none")]
     pub size_limit: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EmptyDirVolumeSource {
+    const EXPECTING: &'static str = "struct EmptyDirVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "medium" => Some(0),
+            "sizeLimit" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.medium = map.next_value()?,
+            1 => self.size_limit = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EmptyDirVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EndpointAddress is a tuple that describes single IP address. Deprecated: This API is deprecated in v1.33+.
 ///
 /// Generated from `io.k8s.api.core.v1.EndpointAddress` (proto `k8s.io.api.core.v1.EndpointAddress`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EndpointAddress {
     /// The IP of this endpoint. May not be loopback (127.0.0.0/8 or ::1), link-local (169.254.0.0/16 or fe80::/10), or link-local multicast (224.0.0.0/24 or ff02::/16).
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub ip: String,
     /// The Hostname of this endpoint
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub hostname: Option<String>,
     /// Optional: Node hosting this endpoint. This can be used to determine endpoints local to a node.
-    #[serde(rename = "nodeName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// Reference to object providing the endpoint.
-    #[serde(rename = "targetRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "targetRef", skip_serializing_if = "Option::is_none")]
     pub target_ref: Option<crate::api::core::v1::ObjectReference>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EndpointAddress {
+    const EXPECTING: &'static str = "struct EndpointAddress";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "ip" => Some(0),
+            "hostname" => Some(1),
+            "nodeName" => Some(2),
+            "targetRef" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.ip = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.hostname = map.next_value()?,
+            2 => self.node_name = map.next_value()?,
+            3 => self.target_ref = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EndpointAddress {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EndpointPort is a tuple that describes a single port. Deprecated: This API is deprecated in v1.33+.
 ///
 /// Generated from `io.k8s.api.core.v1.EndpointPort` (proto `k8s.io.api.core.v1.EndpointPort`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EndpointPort {
     /// The name of this port.  This must match the 'name' field in the corresponding ServicePort. Must be a DNS_LABEL. Optional only if one port is defined.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// The port number of the endpoint.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub port: i32,
     /// The IP protocol for this port. Must be UDP, TCP, or SCTP. Default is TCP.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub protocol: Option<String>,
     /// The application protocol for this port. This is used as a hint for implementations to offer richer behavior for protocols that they understand. This field follows standard Kubernetes label syntax. Valid values are either:
     ///
@@ -959,8 +2459,40 @@ pub struct EndpointPort {
     ///   * 'kubernetes.io/wss' - WebSocket over TLS as described in https://www.rfc-editor.org/rfc/rfc6455
     ///
     /// * Other protocols should use implementation-defined prefixed names such as mycompany.com/my-custom-protocol.
-    #[serde(rename = "appProtocol", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "appProtocol", skip_serializing_if = "Option::is_none")]
     pub app_protocol: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EndpointPort {
+    const EXPECTING: &'static str = "struct EndpointPort";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "port" => Some(1),
+            "protocol" => Some(2),
+            "appProtocol" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.port = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.protocol = map.next_value()?,
+            3 => self.app_protocol = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EndpointPort {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EndpointSubset is a group of addresses with a common set of ports. The expanded set of endpoints is the Cartesian product of Addresses x Ports. For example, given:
@@ -978,17 +2510,47 @@ pub struct EndpointPort {
 /// Deprecated: This API is deprecated in v1.33+.
 ///
 /// Generated from `io.k8s.api.core.v1.EndpointSubset` (proto `k8s.io.api.core.v1.EndpointSubset`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EndpointSubset {
     /// IP addresses which offer the related ports that are marked as ready. These endpoints should be considered safe for load balancers and clients to utilize.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub addresses: Vec<crate::api::core::v1::EndpointAddress>,
     /// IP addresses which offer the related ports but are not currently marked as ready because they have not yet finished starting, have recently failed a readiness check, or have recently failed a liveness check.
-    #[serde(rename = "notReadyAddresses", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "notReadyAddresses", skip_serializing_if = "Vec::is_empty")]
     pub not_ready_addresses: Vec<crate::api::core::v1::EndpointAddress>,
     /// Port numbers available on the related IP addresses.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::core::v1::EndpointPort>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EndpointSubset {
+    const EXPECTING: &'static str = "struct EndpointSubset";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "addresses" => Some(0),
+            "notReadyAddresses" => Some(1),
+            "ports" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.addresses = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.not_ready_addresses = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.ports = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EndpointSubset {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Endpoints is a collection of endpoints that implement the actual service. Example:
@@ -1010,93 +2572,250 @@ pub struct EndpointSubset {
 /// Deprecated: This API is deprecated in v1.33+. Use discoveryv1.EndpointSlice.
 ///
 /// Generated from `io.k8s.api.core.v1.Endpoints` (proto `k8s.io.api.core.v1.Endpoints`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Endpoints {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub subsets: Vec<crate::api::core::v1::EndpointSubset>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Endpoints {
+    const EXPECTING: &'static str = "struct Endpoints";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "subsets" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.subsets = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Endpoints {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EndpointsList is a list of endpoints. Deprecated: This API is deprecated in v1.33+.
 ///
 /// Generated from `io.k8s.api.core.v1.EndpointsList` (proto `k8s.io.api.core.v1.EndpointsList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EndpointsList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of endpoints.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::Endpoints>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EndpointsList {
+    const EXPECTING: &'static str = "struct EndpointsList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EndpointsList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EnvFromSource represents the source of a set of ConfigMaps or Secrets
 ///
 /// Generated from `io.k8s.api.core.v1.EnvFromSource` (proto `k8s.io.api.core.v1.EnvFromSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EnvFromSource {
     /// Optional text to prepend to the name of each environment variable. May consist of any printable ASCII characters except '='.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub prefix: Option<String>,
     /// The ConfigMap to select from
-    #[serde(rename = "configMapRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "configMapRef", skip_serializing_if = "Option::is_none")]
     pub config_map_ref: Option<crate::api::core::v1::ConfigMapEnvSource>,
     /// The Secret to select from
-    #[serde(rename = "secretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretEnvSource>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EnvFromSource {
+    const EXPECTING: &'static str = "struct EnvFromSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "prefix" => Some(0),
+            "configMapRef" => Some(1),
+            "secretRef" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.prefix = map.next_value()?,
+            1 => self.config_map_ref = map.next_value()?,
+            2 => self.secret_ref = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EnvFromSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EnvVar represents an environment variable present in a Container.
 ///
 /// Generated from `io.k8s.api.core.v1.EnvVar` (proto `k8s.io.api.core.v1.EnvVar`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EnvVar {
     /// Name of the environment variable. May consist of any printable ASCII characters except '='.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// Variable references $(VAR_NAME) are expanded using the previously defined environment variables in the container and any service environment variables. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Defaults to "".
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub value: Option<String>,
     /// Source for the environment variable's value. Cannot be used if value is not empty.
-    #[serde(rename = "valueFrom", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "valueFrom", skip_serializing_if = "Option::is_none")]
     pub value_from: Option<crate::api::core::v1::EnvVarSource>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EnvVar {
+    const EXPECTING: &'static str = "struct EnvVar";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "value" => Some(1),
+            "valueFrom" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.value = map.next_value()?,
+            2 => self.value_from = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EnvVar {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EnvVarSource represents a source for the value of an EnvVar.
 ///
 /// Generated from `io.k8s.api.core.v1.EnvVarSource` (proto `k8s.io.api.core.v1.EnvVarSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EnvVarSource {
     /// Selects a field of the pod: supports metadata.name, metadata.namespace, `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`, spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.
-    #[serde(rename = "fieldRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "fieldRef", skip_serializing_if = "Option::is_none")]
     pub field_ref: Option<crate::api::core::v1::ObjectFieldSelector>,
     /// Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and requests.ephemeral-storage) are currently supported.
-    #[serde(rename = "resourceFieldRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "resourceFieldRef", skip_serializing_if = "Option::is_none")]
     pub resource_field_ref: Option<crate::api::core::v1::ResourceFieldSelector>,
     /// Selects a key of a ConfigMap.
-    #[serde(rename = "configMapKeyRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "configMapKeyRef", skip_serializing_if = "Option::is_none")]
     pub config_map_key_ref: Option<crate::api::core::v1::ConfigMapKeySelector>,
     /// Selects a key of a secret in the pod's namespace
-    #[serde(rename = "secretKeyRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretKeyRef", skip_serializing_if = "Option::is_none")]
     pub secret_key_ref: Option<crate::api::core::v1::SecretKeySelector>,
     /// FileKeyRef selects a key of the env file. Requires the EnvFiles feature gate to be enabled.
-    #[serde(rename = "fileKeyRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "fileKeyRef", skip_serializing_if = "Option::is_none")]
     pub file_key_ref: Option<crate::api::core::v1::FileKeySelector>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EnvVarSource {
+    const EXPECTING: &'static str = "struct EnvVarSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "fieldRef" => Some(0),
+            "resourceFieldRef" => Some(1),
+            "configMapKeyRef" => Some(2),
+            "secretKeyRef" => Some(3),
+            "fileKeyRef" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.field_ref = map.next_value()?,
+            1 => self.resource_field_ref = map.next_value()?,
+            2 => self.config_map_key_ref = map.next_value()?,
+            3 => self.secret_key_ref = map.next_value()?,
+            4 => self.file_key_ref = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EnvVarSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// An EphemeralContainer is a temporary container that you may add to an existing Pod for user-initiated activities such as debugging. Ephemeral containers have no resource or scheduling guarantees, and they will not be restarted when they exit or when a Pod is removed or restarted. The kubelet may evict a Pod if an ephemeral container causes the Pod to exceed its resource allocation.
@@ -1104,88 +2823,163 @@ pub struct EnvVarSource {
 /// To add an ephemeral container, use the ephemeralcontainers subresource of an existing Pod. Ephemeral containers may not be removed or restarted.
 ///
 /// Generated from `io.k8s.api.core.v1.EphemeralContainer` (proto `k8s.io.api.core.v1.EphemeralContainer`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EphemeralContainer {
     /// Name of the ephemeral container specified as a DNS_LABEL. This name must be unique among all containers, init containers and ephemeral containers.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// Container image name. More info: https://kubernetes.io/docs/concepts/containers/images
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub image: Option<String>,
     /// Entrypoint array. Not executed within a shell. The image's ENTRYPOINT is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
     /// Arguments to the entrypoint. The image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// Container's working directory. If not specified, the container runtime's default will be used, which might be configured in the container image. Cannot be updated.
-    #[serde(rename = "workingDir", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "workingDir", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub working_dir: Option<String>,
     /// Ports are not allowed for ephemeral containers.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::core::v1::ContainerPort>,
     /// List of sources to populate environment variables in the container. The keys defined within a source may consist of any printable ASCII characters except '='. When a key exists in multiple sources, the value associated with the last source will take precedence. Values defined by an Env with a duplicate key will take precedence. Cannot be updated.
-    #[serde(rename = "envFrom", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "envFrom", skip_serializing_if = "Vec::is_empty")]
     pub env_from: Vec<crate::api::core::v1::EnvFromSource>,
     /// List of environment variables to set in the container. Cannot be updated.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<crate::api::core::v1::EnvVar>,
     /// Resources are not allowed for ephemeral containers. Ephemeral containers use spare resources already allocated to the pod.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// Resources resize policy for the container.
-    #[serde(rename = "resizePolicy", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "resizePolicy", skip_serializing_if = "Vec::is_empty")]
     pub resize_policy: Vec<crate::api::core::v1::ContainerResizePolicy>,
     /// Restart policy for the container to manage the restart behavior of each container within a pod. You cannot set this field on ephemeral containers.
-    #[serde(rename = "restartPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "restartPolicy", skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
     /// Represents a list of rules to be checked to determine if the container should be restarted on exit. You cannot set this field on ephemeral containers.
-    #[serde(rename = "restartPolicyRules", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "restartPolicyRules", skip_serializing_if = "Vec::is_empty")]
     pub restart_policy_rules: Vec<crate::api::core::v1::ContainerRestartRule>,
     /// Pod volumes to mount into the container's filesystem. Subpath mounts are not allowed for ephemeral containers. Cannot be updated.
-    #[serde(rename = "volumeMounts", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeMounts", skip_serializing_if = "Vec::is_empty")]
     pub volume_mounts: Vec<crate::api::core::v1::VolumeMount>,
     /// volumeDevices is the list of block devices to be used by the container.
-    #[serde(rename = "volumeDevices", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeDevices", skip_serializing_if = "Vec::is_empty")]
     pub volume_devices: Vec<crate::api::core::v1::VolumeDevice>,
     /// Probes are not allowed for ephemeral containers.
-    #[serde(rename = "livenessProbe", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "livenessProbe", skip_serializing_if = "Option::is_none")]
     pub liveness_probe: Option<crate::api::core::v1::Probe>,
     /// Probes are not allowed for ephemeral containers.
-    #[serde(rename = "readinessProbe", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "readinessProbe", skip_serializing_if = "Option::is_none")]
     pub readiness_probe: Option<crate::api::core::v1::Probe>,
     /// Probes are not allowed for ephemeral containers.
-    #[serde(rename = "startupProbe", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "startupProbe", skip_serializing_if = "Option::is_none")]
     pub startup_probe: Option<crate::api::core::v1::Probe>,
     /// Lifecycle is not allowed for ephemeral containers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<crate::api::core::v1::Lifecycle>,
     /// Optional: Path at which the file to which the container's termination message will be written is mounted into the container's filesystem. Message written is intended to be brief final status, such as an assertion failure message. Will be truncated by the node if greater than 4096 bytes. The total message length across all containers will be limited to 12kb. Defaults to /dev/termination-log. Cannot be updated.
-    #[serde(rename = "terminationMessagePath", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "terminationMessagePath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub termination_message_path: Option<String>,
     /// Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure. FallbackToLogsOnError will use the last chunk of container log output if the termination message file is empty and the container exited with an error. The log output is limited to 2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.
-    #[serde(rename = "terminationMessagePolicy", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "terminationMessagePolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub termination_message_policy: Option<String>,
     /// Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: https://kubernetes.io/docs/concepts/containers/images#updating-images
-    #[serde(rename = "imagePullPolicy", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "imagePullPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub image_pull_policy: Option<String>,
     /// Optional: SecurityContext defines the security options the ephemeral container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext.
-    #[serde(rename = "securityContext", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "securityContext", skip_serializing_if = "Option::is_none")]
     pub security_context: Option<crate::api::core::v1::SecurityContext>,
     /// Whether this container should allocate a buffer for stdin in the container runtime. If this is not set, reads from stdin in the container will always result in EOF. Default is false.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin: Option<bool>,
     /// Whether the container runtime should close the stdin channel after it has been opened by a single attach. When stdin is true the stdin stream will remain open across multiple attach sessions. If stdinOnce is set to true, stdin is opened on container start, is empty until the first client attaches to stdin, and then remains open and accepts data until the client disconnects, at which time stdin is closed and remains closed until the container is restarted. If this flag is false, a container processes that reads from stdin will never receive an EOF. Default is false
-    #[serde(rename = "stdinOnce", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "stdinOnce", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin_once: Option<bool>,
     /// Whether this container should allocate a TTY for itself, also requires 'stdin' to be true. Default is false.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub tty: Option<bool>,
     /// If set, the name of the container from PodSpec that this ephemeral container targets. The ephemeral container will be run in the namespaces (IPC, PID, etc) of this container. If not set then the ephemeral container uses the namespaces configured in the Pod spec.
     ///
     /// The container runtime must implement support for this feature. If the runtime does not support namespace targeting then the result of setting this field is undefined.
-    #[serde(rename = "targetContainerName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "targetContainerName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub target_container_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EphemeralContainer {
+    const EXPECTING: &'static str = "struct EphemeralContainer";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "image" => Some(1),
+            "command" => Some(2),
+            "args" => Some(3),
+            "workingDir" => Some(4),
+            "ports" => Some(5),
+            "envFrom" => Some(6),
+            "env" => Some(7),
+            "resources" => Some(8),
+            "resizePolicy" => Some(9),
+            "restartPolicy" => Some(10),
+            "restartPolicyRules" => Some(11),
+            "volumeMounts" => Some(12),
+            "volumeDevices" => Some(13),
+            "livenessProbe" => Some(14),
+            "readinessProbe" => Some(15),
+            "startupProbe" => Some(16),
+            "lifecycle" => Some(17),
+            "terminationMessagePath" => Some(18),
+            "terminationMessagePolicy" => Some(19),
+            "imagePullPolicy" => Some(20),
+            "securityContext" => Some(21),
+            "stdin" => Some(22),
+            "stdinOnce" => Some(23),
+            "tty" => Some(24),
+            "targetContainerName" => Some(25),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.image = map.next_value()?,
+            2 => self.command = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.args = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.working_dir = map.next_value()?,
+            5 => self.ports = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.env_from = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.env = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            8 => self.resources = map.next_value()?,
+            9 => self.resize_policy = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            10 => self.restart_policy = map.next_value()?,
+            11 => self.restart_policy_rules = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            12 => self.volume_mounts = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            13 => self.volume_devices = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            14 => self.liveness_probe = map.next_value()?,
+            15 => self.readiness_probe = map.next_value()?,
+            16 => self.startup_probe = map.next_value()?,
+            17 => self.lifecycle = map.next_value()?,
+            18 => self.termination_message_path = map.next_value()?,
+            19 => self.termination_message_policy = map.next_value()?,
+            20 => self.image_pull_policy = map.next_value()?,
+            21 => self.security_context = map.next_value()?,
+            22 => self.stdin = map.next_value()?,
+            23 => self.stdin_once = map.next_value()?,
+            24 => self.tty = map.next_value()?,
+            25 => self.target_container_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EphemeralContainer {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EphemeralContainerCommon is a copy of all fields in Container to be inlined in
@@ -1194,15 +2988,15 @@ pub struct EphemeralContainer {
 /// When a new field is added to Container it must be added here as well.
 ///
 /// Generated from proto `k8s.io.api.core.v1.EphemeralContainerCommon`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EphemeralContainerCommon {
     /// Name of the ephemeral container specified as a DNS_LABEL.
     /// This name must be unique among all containers, init containers and ephemeral containers.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// Container image name.
     /// More info: https://kubernetes.io/docs/concepts/containers/images
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub image: Option<String>,
     /// Entrypoint array. Not executed within a shell.
     /// The image's ENTRYPOINT is used if this is not provided.
@@ -1214,7 +3008,7 @@ pub struct EphemeralContainerCommon {
     /// More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
     /// +optional
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
     /// Arguments to the entrypoint.
     /// The image's CMD is used if this is not provided.
@@ -1226,14 +3020,14 @@ pub struct EphemeralContainerCommon {
     /// More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
     /// +optional
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// Container's working directory.
     /// If not specified, the container runtime's default will be used, which
     /// might be configured in the container image.
     /// Cannot be updated.
     /// +optional
-    #[serde(rename = "workingDir", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "workingDir", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub working_dir: Option<String>,
     /// Ports are not allowed for ephemeral containers.
     /// +optional
@@ -1242,7 +3036,7 @@ pub struct EphemeralContainerCommon {
     /// +listType=map
     /// +listMapKey=containerPort
     /// +listMapKey=protocol
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::core::v1::ContainerPort>,
     /// List of sources to populate environment variables in the container.
     /// The keys defined within a source may consist of any printable ASCII characters except '='.
@@ -1252,7 +3046,7 @@ pub struct EphemeralContainerCommon {
     /// Cannot be updated.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "envFrom", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "envFrom", skip_serializing_if = "Vec::is_empty")]
     pub env_from: Vec<crate::api::core::v1::EnvFromSource>,
     /// List of environment variables to set in the container.
     /// Cannot be updated.
@@ -1261,24 +3055,24 @@ pub struct EphemeralContainerCommon {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=name
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<crate::api::core::v1::EnvVar>,
     /// Resources are not allowed for ephemeral containers. Ephemeral containers use spare resources
     /// already allocated to the pod.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// Resources resize policy for the container.
     /// +featureGate=InPlacePodVerticalScaling
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "resizePolicy", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "resizePolicy", skip_serializing_if = "Vec::is_empty")]
     pub resize_policy: Vec<crate::api::core::v1::ContainerResizePolicy>,
     /// Restart policy for the container to manage the restart behavior of each
     /// container within a pod.
     /// You cannot set this field on ephemeral containers.
     /// +optional
-    #[serde(rename = "restartPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "restartPolicy", skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
     /// Represents a list of rules to be checked to determine if the
     /// container should be restarted on exit. You cannot set this field on
@@ -1286,7 +3080,7 @@ pub struct EphemeralContainerCommon {
     /// +featureGate=ContainerRestartRules
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "restartPolicyRules", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "restartPolicyRules", skip_serializing_if = "Vec::is_empty")]
     pub restart_policy_rules: Vec<crate::api::core::v1::ContainerRestartRule>,
     /// Pod volumes to mount into the container's filesystem. Subpath mounts are not allowed for ephemeral containers.
     /// Cannot be updated.
@@ -1295,7 +3089,7 @@ pub struct EphemeralContainerCommon {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=mountPath
-    #[serde(rename = "volumeMounts", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeMounts", skip_serializing_if = "Vec::is_empty")]
     pub volume_mounts: Vec<crate::api::core::v1::VolumeMount>,
     /// volumeDevices is the list of block devices to be used by the container.
     /// +patchMergeKey=devicePath
@@ -1303,23 +3097,23 @@ pub struct EphemeralContainerCommon {
     /// +listType=map
     /// +listMapKey=devicePath
     /// +optional
-    #[serde(rename = "volumeDevices", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeDevices", skip_serializing_if = "Vec::is_empty")]
     pub volume_devices: Vec<crate::api::core::v1::VolumeDevice>,
     /// Probes are not allowed for ephemeral containers.
     /// +optional
-    #[serde(rename = "livenessProbe", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "livenessProbe", skip_serializing_if = "Option::is_none")]
     pub liveness_probe: Option<crate::api::core::v1::Probe>,
     /// Probes are not allowed for ephemeral containers.
     /// +optional
-    #[serde(rename = "readinessProbe", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "readinessProbe", skip_serializing_if = "Option::is_none")]
     pub readiness_probe: Option<crate::api::core::v1::Probe>,
     /// Probes are not allowed for ephemeral containers.
     /// +optional
-    #[serde(rename = "startupProbe", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "startupProbe", skip_serializing_if = "Option::is_none")]
     pub startup_probe: Option<crate::api::core::v1::Probe>,
     /// Lifecycle is not allowed for ephemeral containers.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<crate::api::core::v1::Lifecycle>,
     /// Optional: Path at which the file to which the container's termination message
     /// will be written is mounted into the container's filesystem.
@@ -1329,7 +3123,7 @@ pub struct EphemeralContainerCommon {
     /// Defaults to /dev/termination-log.
     /// Cannot be updated.
     /// +optional
-    #[serde(rename = "terminationMessagePath", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "terminationMessagePath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub termination_message_path: Option<String>,
     /// Indicate how the termination message should be populated. File will use the contents of
     /// terminationMessagePath to populate the container status message on both success and failure.
@@ -1339,7 +3133,7 @@ pub struct EphemeralContainerCommon {
     /// Defaults to File.
     /// Cannot be updated.
     /// +optional
-    #[serde(rename = "terminationMessagePolicy", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "terminationMessagePolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub termination_message_policy: Option<String>,
     /// Image pull policy.
     /// One of Always, Never, IfNotPresent.
@@ -1347,18 +3141,18 @@ pub struct EphemeralContainerCommon {
     /// Cannot be updated.
     /// More info: https://kubernetes.io/docs/concepts/containers/images#updating-images
     /// +optional
-    #[serde(rename = "imagePullPolicy", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "imagePullPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub image_pull_policy: Option<String>,
     /// Optional: SecurityContext defines the security options the ephemeral container should be run with.
     /// If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext.
     /// +optional
-    #[serde(rename = "securityContext", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "securityContext", skip_serializing_if = "Option::is_none")]
     pub security_context: Option<crate::api::core::v1::SecurityContext>,
     /// Whether this container should allocate a buffer for stdin in the container runtime. If this
     /// is not set, reads from stdin in the container will always result in EOF.
     /// Default is false.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin: Option<bool>,
     /// Whether the container runtime should close the stdin channel after it has been opened by
     /// a single attach. When stdin is true the stdin stream will remain open across multiple attach
@@ -1368,19 +3162,93 @@ pub struct EphemeralContainerCommon {
     /// flag is false, a container processes that reads from stdin will never receive an EOF.
     /// Default is false
     /// +optional
-    #[serde(rename = "stdinOnce", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "stdinOnce", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin_once: Option<bool>,
     /// Whether this container should allocate a TTY for itself, also requires 'stdin' to be true.
     /// Default is false.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub tty: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EphemeralContainerCommon {
+    const EXPECTING: &'static str = "struct EphemeralContainerCommon";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "image" => Some(1),
+            "command" => Some(2),
+            "args" => Some(3),
+            "workingDir" => Some(4),
+            "ports" => Some(5),
+            "envFrom" => Some(6),
+            "env" => Some(7),
+            "resources" => Some(8),
+            "resizePolicy" => Some(9),
+            "restartPolicy" => Some(10),
+            "restartPolicyRules" => Some(11),
+            "volumeMounts" => Some(12),
+            "volumeDevices" => Some(13),
+            "livenessProbe" => Some(14),
+            "readinessProbe" => Some(15),
+            "startupProbe" => Some(16),
+            "lifecycle" => Some(17),
+            "terminationMessagePath" => Some(18),
+            "terminationMessagePolicy" => Some(19),
+            "imagePullPolicy" => Some(20),
+            "securityContext" => Some(21),
+            "stdin" => Some(22),
+            "stdinOnce" => Some(23),
+            "tty" => Some(24),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.image = map.next_value()?,
+            2 => self.command = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.args = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.working_dir = map.next_value()?,
+            5 => self.ports = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.env_from = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.env = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            8 => self.resources = map.next_value()?,
+            9 => self.resize_policy = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            10 => self.restart_policy = map.next_value()?,
+            11 => self.restart_policy_rules = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            12 => self.volume_mounts = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            13 => self.volume_devices = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            14 => self.liveness_probe = map.next_value()?,
+            15 => self.readiness_probe = map.next_value()?,
+            16 => self.startup_probe = map.next_value()?,
+            17 => self.lifecycle = map.next_value()?,
+            18 => self.termination_message_path = map.next_value()?,
+            19 => self.termination_message_policy = map.next_value()?,
+            20 => self.image_pull_policy = map.next_value()?,
+            21 => self.security_context = map.next_value()?,
+            22 => self.stdin = map.next_value()?,
+            23 => self.stdin_once = map.next_value()?,
+            24 => self.tty = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EphemeralContainerCommon {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents an ephemeral volume that is handled by a normal storage driver.
 ///
 /// Generated from `io.k8s.api.core.v1.EphemeralVolumeSource` (proto `k8s.io.api.core.v1.EphemeralVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EphemeralVolumeSource {
     /// Will be used to create a stand-alone PVC to provision the volume. The pod in which this EphemeralVolumeSource is embedded will be the owner of the PVC, i.e. the PVC will be deleted together with the pod.  The name of the PVC will be `<pod name>-<volume name>` where `<volume name>` is the name from the `PodSpec.Volumes` array entry. Pod validation will reject the pod if the concatenated name is not valid for a PVC (for example, too long).
     ///
@@ -1389,221 +3257,576 @@ pub struct EphemeralVolumeSource {
     /// This field is read-only and no changes will be made by Kubernetes to the PVC after it has been created.
     ///
     /// Required, must not be nil.
-    #[serde(rename = "volumeClaimTemplate", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "volumeClaimTemplate", skip_serializing_if = "Option::is_none")]
     pub volume_claim_template: Option<crate::api::core::v1::PersistentVolumeClaimTemplate>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EphemeralVolumeSource {
+    const EXPECTING: &'static str = "struct EphemeralVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "volumeClaimTemplate" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.volume_claim_template = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EphemeralVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Event is a report of an event somewhere in the cluster.  Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.
 ///
 /// Generated from `io.k8s.api.core.v1.Event` (proto `k8s.io.api.core.v1.Event`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Event {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// The object that this event is about.
-    #[serde(rename = "involvedObject", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "involvedObject")]
     pub involved_object: crate::api::core::v1::ObjectReference,
     /// This should be a short, machine understandable string that gives the reason for the transition into the object's current status.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human-readable description of the status of this operation.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// The component reporting this event. Should be a short machine understandable string.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub source: Option<crate::api::core::v1::EventSource>,
     /// The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)
-    #[serde(rename = "firstTimestamp", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "firstTimestamp", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub first_timestamp: Option<::kapi_apimachinery::Time>,
     /// The time at which the most recent occurrence of this event was recorded.
-    #[serde(rename = "lastTimestamp", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastTimestamp", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_timestamp: Option<::kapi_apimachinery::Time>,
     /// The number of times this event has occurred.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub count: Option<i32>,
     /// Type of this event (Normal, Warning), new types could be added in the future
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// Time when this Event was first observed.
-    #[serde(rename = "eventTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "eventTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub event_time: Option<::kapi_apimachinery::MicroTime>,
     /// Data about the Event series this event represents or nil if it's a singleton Event.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<crate::api::core::v1::EventSeries>,
     /// What action was taken/failed regarding to the Regarding object.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub action: Option<String>,
     /// Optional secondary object for more complex actions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub related: Option<crate::api::core::v1::ObjectReference>,
     /// Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.
-    #[serde(rename = "reportingComponent", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "reportingComponent", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub reporting_component: Option<String>,
     /// ID of the controller instance, e.g. `kubelet-xyzf`.
-    #[serde(rename = "reportingInstance", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "reportingInstance", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub reporting_instance: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Event {
+    const EXPECTING: &'static str = "struct Event";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "involvedObject" => Some(3),
+            "reason" => Some(4),
+            "message" => Some(5),
+            "source" => Some(6),
+            "firstTimestamp" => Some(7),
+            "lastTimestamp" => Some(8),
+            "count" => Some(9),
+            "type" => Some(10),
+            "eventTime" => Some(11),
+            "series" => Some(12),
+            "action" => Some(13),
+            "related" => Some(14),
+            "reportingComponent" => Some(15),
+            "reportingInstance" => Some(16),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.involved_object = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.reason = map.next_value()?,
+            5 => self.message = map.next_value()?,
+            6 => self.source = map.next_value()?,
+            7 => self.first_timestamp = map.next_value()?,
+            8 => self.last_timestamp = map.next_value()?,
+            9 => self.count = map.next_value()?,
+            10 => self.r#type = map.next_value()?,
+            11 => self.event_time = map.next_value()?,
+            12 => self.series = map.next_value()?,
+            13 => self.action = map.next_value()?,
+            14 => self.related = map.next_value()?,
+            15 => self.reporting_component = map.next_value()?,
+            16 => self.reporting_instance = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Event {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EventList is a list of events.
 ///
 /// Generated from `io.k8s.api.core.v1.EventList` (proto `k8s.io.api.core.v1.EventList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EventList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of events
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::Event>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EventList {
+    const EXPECTING: &'static str = "struct EventList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EventList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time.
 ///
 /// Generated from `io.k8s.api.core.v1.EventSeries` (proto `k8s.io.api.core.v1.EventSeries`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EventSeries {
     /// Number of occurrences in this series up to the last heartbeat time
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub count: Option<i32>,
     /// Time of the last occurrence observed
-    #[serde(rename = "lastObservedTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastObservedTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_observed_time: Option<::kapi_apimachinery::MicroTime>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EventSeries {
+    const EXPECTING: &'static str = "struct EventSeries";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "count" => Some(0),
+            "lastObservedTime" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.count = map.next_value()?,
+            1 => self.last_observed_time = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EventSeries {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EventSource contains information for an event.
 ///
 /// Generated from `io.k8s.api.core.v1.EventSource` (proto `k8s.io.api.core.v1.EventSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EventSource {
     /// Component from which the event is generated.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub component: Option<String>,
     /// Node name on which the event is generated.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EventSource {
+    const EXPECTING: &'static str = "struct EventSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "component" => Some(0),
+            "host" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.component = map.next_value()?,
+            1 => self.host = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EventSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ExecAction describes a "run in container" action.
 ///
 /// Generated from `io.k8s.api.core.v1.ExecAction` (proto `k8s.io.api.core.v1.ExecAction`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ExecAction {
     /// Command is the command line to execute inside the container, the working directory for the command  is root ('/') in the container's filesystem. The command is simply exec'd, it is not run inside a shell, so traditional shell instructions ('|', etc) won't work. To use a shell, you need to explicitly call out to that shell. Exit status of 0 is treated as live/healthy and non-zero is unhealthy.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ExecAction {
+    const EXPECTING: &'static str = "struct ExecAction";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "command" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.command = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ExecAction {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a Fibre Channel volume. Fibre Channel volumes can only be mounted as read/write once. Fibre Channel volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.FCVolumeSource` (proto `k8s.io.api.core.v1.FCVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct FCVolumeSource {
     /// targetWWNs is Optional: FC target worldwide names (WWNs)
-    #[serde(rename = "targetWWNs", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "targetWWNs", skip_serializing_if = "Vec::is_empty")]
     pub target_wwns: Vec<String>,
     /// lun is Optional: FC target lun number
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lun: Option<i32>,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// wwids Optional: FC volume world wide identifiers (wwids) Either wwids or combination of targetWWNs and lun must be set, but not both simultaneously.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub wwids: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for FCVolumeSource {
+    const EXPECTING: &'static str = "struct FCVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "targetWWNs" => Some(0),
+            "lun" => Some(1),
+            "fsType" => Some(2),
+            "readOnly" => Some(3),
+            "wwids" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.target_wwns = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.lun = map.next_value()?,
+            2 => self.fs_type = map.next_value()?,
+            3 => self.read_only = map.next_value()?,
+            4 => self.wwids = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for FCVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// FileKeySelector selects a key of the env file.
 ///
 /// Generated from `io.k8s.api.core.v1.FileKeySelector` (proto `k8s.io.api.core.v1.FileKeySelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct FileKeySelector {
     /// The name of the volume mount containing the env file.
-    #[serde(rename = "volumeName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeName")]
     pub volume_name: String,
     /// The path within the volume from which to select the file. Must be relative and may not contain the '..' path or start with '..'.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub path: String,
     /// The key within the env file. An invalid key will prevent the pod from starting. The keys defined within a source may consist of any printable ASCII characters except '='. During Alpha stage of the EnvFiles feature gate, the key size is limited to 128 characters.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub key: String,
     /// Specify whether the file or its key must be defined. If the file or key does not exist, then the env var is not published. If optional is set to true and the specified key does not exist, the environment variable will not be set in the Pod's containers.
     ///
     /// If optional is set to false and the specified key does not exist, an error will be returned during Pod creation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for FileKeySelector {
+    const EXPECTING: &'static str = "struct FileKeySelector";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "volumeName" => Some(0),
+            "path" => Some(1),
+            "key" => Some(2),
+            "optional" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.volume_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.key = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.optional = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for FileKeySelector {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// FlexPersistentVolumeSource represents a generic persistent volume resource that is provisioned/attached using an exec based plugin.
 ///
 /// Generated from `io.k8s.api.core.v1.FlexPersistentVolumeSource` (proto `k8s.io.api.core.v1.FlexPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct FlexPersistentVolumeSource {
     /// driver is the name of the driver to use for this volume.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// fsType is the Filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". The default filesystem depends on FlexVolume script.
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// secretRef is Optional: SecretRef is reference to the secret object containing sensitive information to pass to the plugin scripts. This may be empty if no secret object is specified. If the secret object contains more than one secret, all secrets are passed to the plugin scripts.
-    #[serde(rename = "secretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// options is Optional: this field holds extra command options if any.
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub options: ::std::collections::BTreeMap<String, String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for FlexPersistentVolumeSource {
+    const EXPECTING: &'static str = "struct FlexPersistentVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "driver" => Some(0),
+            "fsType" => Some(1),
+            "secretRef" => Some(2),
+            "readOnly" => Some(3),
+            "options" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.driver = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.fs_type = map.next_value()?,
+            2 => self.secret_ref = map.next_value()?,
+            3 => self.read_only = map.next_value()?,
+            4 => self.options = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for FlexPersistentVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// FlexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin.
 ///
 /// Generated from `io.k8s.api.core.v1.FlexVolumeSource` (proto `k8s.io.api.core.v1.FlexVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct FlexVolumeSource {
     /// driver is the name of the driver to use for this volume.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". The default filesystem depends on FlexVolume script.
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// secretRef is Optional: secretRef is reference to the secret object containing sensitive information to pass to the plugin scripts. This may be empty if no secret object is specified. If the secret object contains more than one secret, all secrets are passed to the plugin scripts.
-    #[serde(rename = "secretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
     /// readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// options is Optional: this field holds extra command options if any.
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub options: ::std::collections::BTreeMap<String, String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for FlexVolumeSource {
+    const EXPECTING: &'static str = "struct FlexVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "driver" => Some(0),
+            "fsType" => Some(1),
+            "secretRef" => Some(2),
+            "readOnly" => Some(3),
+            "options" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.driver = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.fs_type = map.next_value()?,
+            2 => self.secret_ref = map.next_value()?,
+            3 => self.read_only = map.next_value()?,
+            4 => self.options = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for FlexVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a Flocker volume mounted by the Flocker agent. One and only one of datasetName and datasetUUID should be set. Flocker volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.FlockerVolumeSource` (proto `k8s.io.api.core.v1.FlockerVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct FlockerVolumeSource {
     /// datasetName is Name of the dataset stored as metadata -> name on the dataset for Flocker should be considered as deprecated
-    #[serde(rename = "datasetName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "datasetName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub dataset_name: Option<String>,
     /// datasetUUID is the UUID of the dataset. This is unique identifier of a Flocker dataset
-    #[serde(rename = "datasetUUID", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "datasetUUID", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub dataset_uuid: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for FlockerVolumeSource {
+    const EXPECTING: &'static str = "struct FlockerVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "datasetName" => Some(0),
+            "datasetUUID" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.dataset_name = map.next_value()?,
+            1 => self.dataset_uuid = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for FlockerVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a Persistent Disk resource in Google Compute Engine.
@@ -1611,35 +3834,93 @@ pub struct FlockerVolumeSource {
 /// A GCE PD must exist before mounting to a container. The disk must also be in the same GCE project and zone as the kubelet. A GCE PD can only be mounted as read/write once or read-only many times. GCE PDs support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.GCEPersistentDiskVolumeSource` (proto `k8s.io.api.core.v1.GCEPersistentDiskVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct GCEPersistentDiskVolumeSource {
     /// pdName is unique name of the PD resource in GCE. Used to identify the disk in GCE. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(rename = "pdName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "pdName")]
     pub pd_name: String,
     /// fsType is filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// partition is the partition in the volume that you want to mount. If omitted, the default is to mount by volume name. Examples: For volume /dev/sda1, you specify the partition as "1". Similarly, the volume partition for /dev/sda is "0" (or you can leave the property empty). More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub partition: Option<i32>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for GCEPersistentDiskVolumeSource {
+    const EXPECTING: &'static str = "struct GCEPersistentDiskVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "pdName" => Some(0),
+            "fsType" => Some(1),
+            "partition" => Some(2),
+            "readOnly" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.pd_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.fs_type = map.next_value()?,
+            2 => self.partition = map.next_value()?,
+            3 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for GCEPersistentDiskVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// GRPCAction specifies an action involving a GRPC service.
 ///
 /// Generated from `io.k8s.api.core.v1.GRPCAction` (proto `k8s.io.api.core.v1.GRPCAction`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct GRPCAction {
     /// Port number of the gRPC service. Number must be in the range 1 to 65535.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub port: i32,
     /// Service is the name of the service to place in the gRPC HealthCheckRequest (see https://github.com/grpc/grpc/blob/master/doc/health-checking.md).
     ///
     /// If this is not specified, the default behavior is defined by gRPC.
-    #[serde(default)]
     pub service: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for GRPCAction {
+    const EXPECTING: &'static str = "struct GRPCAction";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "port" => Some(0),
+            "service" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.port = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.service = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for GRPCAction {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a volume that is populated with the contents of a git repository. Git repo volumes do not support ownership management. Git repo volumes support SELinux relabeling.
@@ -1647,448 +3928,1201 @@ pub struct GRPCAction {
 /// DEPRECATED: GitRepo is deprecated. To provision a container with a git repo, mount an EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir into the Pod's container.
 ///
 /// Generated from `io.k8s.api.core.v1.GitRepoVolumeSource` (proto `k8s.io.api.core.v1.GitRepoVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct GitRepoVolumeSource {
     /// repository is the URL
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub repository: String,
     /// revision is the commit hash for the specified revision.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub revision: Option<String>,
     /// directory is the target directory name. Must not contain or start with '..'.  If '.' is supplied, the volume directory will be the git repository.  Otherwise, if specified, the volume will contain the git repository in the subdirectory with the given name.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub directory: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for GitRepoVolumeSource {
+    const EXPECTING: &'static str = "struct GitRepoVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "repository" => Some(0),
+            "revision" => Some(1),
+            "directory" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.repository = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.revision = map.next_value()?,
+            2 => self.directory = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for GitRepoVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.GlusterfsPersistentVolumeSource` (proto `k8s.io.api.core.v1.GlusterfsPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct GlusterfsPersistentVolumeSource {
     /// endpoints is the endpoint name that details Glusterfs topology. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub endpoints: String,
     /// path is the Glusterfs volume path. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub path: String,
     /// readOnly here will force the Glusterfs volume to be mounted with read-only permissions. Defaults to false. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// endpointsNamespace is the namespace that contains Glusterfs endpoint. If this field is empty, the EndpointNamespace defaults to the same namespace as the bound PVC. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
-    #[serde(rename = "endpointsNamespace", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "endpointsNamespace", skip_serializing_if = "Option::is_none")]
     pub endpoints_namespace: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for GlusterfsPersistentVolumeSource {
+    const EXPECTING: &'static str = "struct GlusterfsPersistentVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "endpoints" => Some(0),
+            "path" => Some(1),
+            "readOnly" => Some(2),
+            "endpointsNamespace" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.endpoints = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.read_only = map.next_value()?,
+            3 => self.endpoints_namespace = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for GlusterfsPersistentVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.GlusterfsVolumeSource` (proto `k8s.io.api.core.v1.GlusterfsVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct GlusterfsVolumeSource {
     /// endpoints is the endpoint name that details Glusterfs topology.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub endpoints: String,
     /// path is the Glusterfs volume path. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub path: String,
     /// readOnly here will force the Glusterfs volume to be mounted with read-only permissions. Defaults to false. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for GlusterfsVolumeSource {
+    const EXPECTING: &'static str = "struct GlusterfsVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "endpoints" => Some(0),
+            "path" => Some(1),
+            "readOnly" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.endpoints = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for GlusterfsVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// HTTPGetAction describes an action based on HTTP Get requests.
 ///
 /// Generated from `io.k8s.api.core.v1.HTTPGetAction` (proto `k8s.io.api.core.v1.HTTPGetAction`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HTTPGetAction {
     /// Path to access on the HTTP server.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
     /// Name or number of the port to access on the container. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub port: ::kapi_apimachinery::IntOrString,
     /// Host name to connect to, defaults to the pod IP. You probably want to set "Host" in httpHeaders instead.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host: Option<String>,
     /// Scheme to use for connecting to the host. Defaults to HTTP.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub scheme: Option<String>,
     /// Custom headers to set in the request. HTTP allows repeated headers.
-    #[serde(rename = "httpHeaders", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "httpHeaders", skip_serializing_if = "Vec::is_empty")]
     pub http_headers: Vec<crate::api::core::v1::HTTPHeader>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for HTTPGetAction {
+    const EXPECTING: &'static str = "struct HTTPGetAction";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "path" => Some(0),
+            "port" => Some(1),
+            "host" => Some(2),
+            "scheme" => Some(3),
+            "httpHeaders" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.path = map.next_value()?,
+            1 => self.port = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.host = map.next_value()?,
+            3 => self.scheme = map.next_value()?,
+            4 => self.http_headers = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HTTPGetAction {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// HTTPHeader describes a custom header to be used in HTTP probes
 ///
 /// Generated from `io.k8s.api.core.v1.HTTPHeader` (proto `k8s.io.api.core.v1.HTTPHeader`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HTTPHeader {
     /// The header field name. This will be canonicalized upon output, so case-variant names will be understood as the same header.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// The header field value
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub value: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for HTTPHeader {
+    const EXPECTING: &'static str = "struct HTTPHeader";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "value" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.value = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HTTPHeader {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// HostAlias holds the mapping between IP and hostnames that will be injected as an entry in the pod's hosts file.
 ///
 /// Generated from `io.k8s.api.core.v1.HostAlias` (proto `k8s.io.api.core.v1.HostAlias`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HostAlias {
     /// IP address of the host file entry.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub ip: String,
     /// Hostnames for the above IP address.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hostnames: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for HostAlias {
+    const EXPECTING: &'static str = "struct HostAlias";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "ip" => Some(0),
+            "hostnames" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.ip = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.hostnames = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HostAlias {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// HostIP represents a single IP address allocated to the host.
 ///
 /// Generated from `io.k8s.api.core.v1.HostIP` (proto `k8s.io.api.core.v1.HostIP`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HostIP {
     /// IP is the IP address assigned to the host
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub ip: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for HostIP {
+    const EXPECTING: &'static str = "struct HostIP";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "ip" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.ip = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HostIP {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a host path mapped into a pod. Host path volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.HostPathVolumeSource` (proto `k8s.io.api.core.v1.HostPathVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HostPathVolumeSource {
     /// path of the directory on the host. If the path is a symlink, it will follow the link to the real path. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub path: String,
     /// type for HostPath Volume Defaults to "" More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for HostPathVolumeSource {
+    const EXPECTING: &'static str = "struct HostPathVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "path" => Some(0),
+            "type" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.r#type = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HostPathVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ISCSIPersistentVolumeSource represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.ISCSIPersistentVolumeSource` (proto `k8s.io.api.core.v1.ISCSIPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ISCSIPersistentVolumeSource {
     /// targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
-    #[serde(rename = "targetPortal", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "targetPortal")]
     pub target_portal: String,
     /// iqn is Target iSCSI Qualified Name.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub iqn: String,
     /// lun is iSCSI Target Lun number.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub lun: i32,
     /// iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default' (tcp).
-    #[serde(rename = "iscsiInterface", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "iscsiInterface", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub iscsi_interface: Option<String>,
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#iscsi
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// portals is the iSCSI Target Portal List. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub portals: Vec<String>,
     /// chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication
-    #[serde(rename = "chapAuthDiscovery", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "chapAuthDiscovery", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub chap_auth_discovery: Option<bool>,
     /// chapAuthSession defines whether support iSCSI Session CHAP authentication
-    #[serde(rename = "chapAuthSession", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "chapAuthSession", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub chap_auth_session: Option<bool>,
     /// secretRef is the CHAP Secret for iSCSI target and initiator authentication
-    #[serde(rename = "secretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// initiatorName is the custom iSCSI Initiator Name. If initiatorName is specified with iscsiInterface simultaneously, new iSCSI interface <target portal>:<volume name> will be created for the connection.
-    #[serde(rename = "initiatorName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "initiatorName", skip_serializing_if = "Option::is_none")]
     pub initiator_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ISCSIPersistentVolumeSource {
+    const EXPECTING: &'static str = "struct ISCSIPersistentVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "targetPortal" => Some(0),
+            "iqn" => Some(1),
+            "lun" => Some(2),
+            "iscsiInterface" => Some(3),
+            "fsType" => Some(4),
+            "readOnly" => Some(5),
+            "portals" => Some(6),
+            "chapAuthDiscovery" => Some(7),
+            "chapAuthSession" => Some(8),
+            "secretRef" => Some(9),
+            "initiatorName" => Some(10),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.target_portal = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.iqn = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.lun = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.iscsi_interface = map.next_value()?,
+            4 => self.fs_type = map.next_value()?,
+            5 => self.read_only = map.next_value()?,
+            6 => self.portals = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.chap_auth_discovery = map.next_value()?,
+            8 => self.chap_auth_session = map.next_value()?,
+            9 => self.secret_ref = map.next_value()?,
+            10 => self.initiator_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ISCSIPersistentVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.ISCSIVolumeSource` (proto `k8s.io.api.core.v1.ISCSIVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ISCSIVolumeSource {
     /// targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
-    #[serde(rename = "targetPortal", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "targetPortal")]
     pub target_portal: String,
     /// iqn is the target iSCSI Qualified Name.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub iqn: String,
     /// lun represents iSCSI Target Lun number.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub lun: i32,
     /// iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default' (tcp).
-    #[serde(rename = "iscsiInterface", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "iscsiInterface", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub iscsi_interface: Option<String>,
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#iscsi
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// portals is the iSCSI Target Portal List. The portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub portals: Vec<String>,
     /// chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication
-    #[serde(rename = "chapAuthDiscovery", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "chapAuthDiscovery", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub chap_auth_discovery: Option<bool>,
     /// chapAuthSession defines whether support iSCSI Session CHAP authentication
-    #[serde(rename = "chapAuthSession", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "chapAuthSession", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub chap_auth_session: Option<bool>,
     /// secretRef is the CHAP Secret for iSCSI target and initiator authentication
-    #[serde(rename = "secretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
     /// initiatorName is the custom iSCSI Initiator Name. If initiatorName is specified with iscsiInterface simultaneously, new iSCSI interface <target portal>:<volume name> will be created for the connection.
-    #[serde(rename = "initiatorName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "initiatorName", skip_serializing_if = "Option::is_none")]
     pub initiator_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ISCSIVolumeSource {
+    const EXPECTING: &'static str = "struct ISCSIVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "targetPortal" => Some(0),
+            "iqn" => Some(1),
+            "lun" => Some(2),
+            "iscsiInterface" => Some(3),
+            "fsType" => Some(4),
+            "readOnly" => Some(5),
+            "portals" => Some(6),
+            "chapAuthDiscovery" => Some(7),
+            "chapAuthSession" => Some(8),
+            "secretRef" => Some(9),
+            "initiatorName" => Some(10),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.target_portal = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.iqn = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.lun = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.iscsi_interface = map.next_value()?,
+            4 => self.fs_type = map.next_value()?,
+            5 => self.read_only = map.next_value()?,
+            6 => self.portals = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.chap_auth_discovery = map.next_value()?,
+            8 => self.chap_auth_session = map.next_value()?,
+            9 => self.secret_ref = map.next_value()?,
+            10 => self.initiator_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ISCSIVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ImageVolumeSource represents a image volume resource.
 ///
 /// Generated from `io.k8s.api.core.v1.ImageVolumeSource` (proto `k8s.io.api.core.v1.ImageVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ImageVolumeSource {
     /// Required: Image or artifact reference to be used. Behaves in the same way as pod.spec.containers[*].image. Pull secrets will be assembled in the same way as for the container image by looking up node credentials, SA image pull secrets, and pod spec image pull secrets. More info: https://kubernetes.io/docs/concepts/containers/images This field is optional to allow higher level config management to default or override container images in workload controllers like Deployments and StatefulSets.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reference: Option<String>,
     /// Policy for pulling OCI objects. Possible values are: Always: the kubelet always attempts to pull the reference. Container creation will fail If the pull fails. Never: the kubelet never pulls the reference and only uses a local image or artifact. Container creation will fail if the reference isn't present. IfNotPresent: the kubelet pulls if the reference isn't already present on disk. Container creation will fail if the reference isn't present and the pull fails. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise.
-    #[serde(rename = "pullPolicy", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "pullPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub pull_policy: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ImageVolumeSource {
+    const EXPECTING: &'static str = "struct ImageVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "reference" => Some(0),
+            "pullPolicy" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.reference = map.next_value()?,
+            1 => self.pull_policy = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ImageVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ImageVolumeStatus represents the image-based volume status.
 ///
 /// Generated from `io.k8s.api.core.v1.ImageVolumeStatus` (proto `k8s.io.api.core.v1.ImageVolumeStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ImageVolumeStatus {
     /// ImageRef is the digest of the image used for this volume. It should have a value that's similar to the pod's status.containerStatuses[i].imageID. The ImageRef length should not exceed 256 characters.
-    #[serde(rename = "imageRef", default, skip_serializing_if = "::kapi_apimachinery::go::is_zero", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "imageRef", skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub image_ref: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ImageVolumeStatus {
+    const EXPECTING: &'static str = "struct ImageVolumeStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "imageRef" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.image_ref = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ImageVolumeStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Maps a string key to a path within a volume.
 ///
 /// Generated from `io.k8s.api.core.v1.KeyToPath` (proto `k8s.io.api.core.v1.KeyToPath`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct KeyToPath {
     /// key is the key to project.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub key: String,
     /// path is the relative path of the file to map the key to. May not be an absolute path. May not contain the path element '..'. May not start with the string '..'.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub path: String,
     /// mode is Optional: mode bits used to set permissions on this file. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. If not specified, the volume defaultMode will be used. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for KeyToPath {
+    const EXPECTING: &'static str = "struct KeyToPath";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "key" => Some(0),
+            "path" => Some(1),
+            "mode" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.mode = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for KeyToPath {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Lifecycle describes actions that the management system should take in response to container lifecycle events. For the PostStart and PreStop lifecycle handlers, management of the container blocks until the action is complete, unless the container process fails, in which case the handler is aborted.
 ///
 /// Generated from `io.k8s.api.core.v1.Lifecycle` (proto `k8s.io.api.core.v1.Lifecycle`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Lifecycle {
     /// PostStart is called immediately after a container is created. If the handler fails, the container is terminated and restarted according to its restart policy. Other management of the container blocks until the hook completes. More info: https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#container-hooks
-    #[serde(rename = "postStart", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "postStart", skip_serializing_if = "Option::is_none")]
     pub post_start: Option<crate::api::core::v1::LifecycleHandler>,
     /// PreStop is called immediately before a container is terminated due to an API request or management event such as liveness/startup probe failure, preemption, resource contention, etc. The handler is not called if the container crashes or exits. The Pod's termination grace period countdown begins before the PreStop hook is executed. Regardless of the outcome of the handler, the container will eventually terminate within the Pod's termination grace period (unless delayed by finalizers). Other management of the container blocks until the hook completes or until the termination grace period is reached. More info: https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#container-hooks
-    #[serde(rename = "preStop", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "preStop", skip_serializing_if = "Option::is_none")]
     pub pre_stop: Option<crate::api::core::v1::LifecycleHandler>,
     /// StopSignal defines which signal will be sent to a container when it is being stopped. If not specified, the default is defined by the container runtime in use. StopSignal can only be set for Pods with a non-empty .spec.os.name
-    #[serde(rename = "stopSignal", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "stopSignal", skip_serializing_if = "Option::is_none")]
     pub stop_signal: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Lifecycle {
+    const EXPECTING: &'static str = "struct Lifecycle";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "postStart" => Some(0),
+            "preStop" => Some(1),
+            "stopSignal" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.post_start = map.next_value()?,
+            1 => self.pre_stop = map.next_value()?,
+            2 => self.stop_signal = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Lifecycle {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// LifecycleHandler defines a specific action that should be taken in a lifecycle hook. One and only one of the fields, except TCPSocket must be specified.
 ///
 /// Generated from `io.k8s.api.core.v1.LifecycleHandler` (proto `k8s.io.api.core.v1.LifecycleHandler`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LifecycleHandler {
     /// Exec specifies a command to execute in the container.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub exec: Option<crate::api::core::v1::ExecAction>,
     /// HTTPGet specifies an HTTP GET request to perform.
-    #[serde(rename = "httpGet", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "httpGet", skip_serializing_if = "Option::is_none")]
     pub http_get: Option<crate::api::core::v1::HTTPGetAction>,
     /// Deprecated. TCPSocket is NOT supported as a LifecycleHandler and kept for backward compatibility. There is no validation of this field and lifecycle hooks will fail at runtime when it is specified.
-    #[serde(rename = "tcpSocket", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "tcpSocket", skip_serializing_if = "Option::is_none")]
     pub tcp_socket: Option<crate::api::core::v1::TCPSocketAction>,
     /// Sleep represents a duration that the container should sleep.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sleep: Option<crate::api::core::v1::SleepAction>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LifecycleHandler {
+    const EXPECTING: &'static str = "struct LifecycleHandler";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "exec" => Some(0),
+            "httpGet" => Some(1),
+            "tcpSocket" => Some(2),
+            "sleep" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.exec = map.next_value()?,
+            1 => self.http_get = map.next_value()?,
+            2 => self.tcp_socket = map.next_value()?,
+            3 => self.sleep = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LifecycleHandler {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// LimitRange sets resource usage limits for each kind of resource in a Namespace.
 ///
 /// Generated from `io.k8s.api.core.v1.LimitRange` (proto `k8s.io.api.core.v1.LimitRange`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LimitRange {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the limits enforced. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::LimitRangeSpec>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LimitRange {
+    const EXPECTING: &'static str = "struct LimitRange";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LimitRange {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// LimitRangeItem defines a min/max usage limit for any resource that matches on kind.
 ///
 /// Generated from `io.k8s.api.core.v1.LimitRangeItem` (proto `k8s.io.api.core.v1.LimitRangeItem`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LimitRangeItem {
     /// Type of resource that this limit applies to.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// Max usage constraints on this kind by resource name.
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub max: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Min usage constraints on this kind by resource name.
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub min: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Default resource requirement limit value by resource name if resource limit is omitted.
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub default: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// DefaultRequest is the default resource requirement request value by resource name if resource request is omitted.
-    #[serde(rename = "defaultRequest", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "defaultRequest", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub default_request: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// MaxLimitRequestRatio if specified, the named resource must have a request and limit that are both non-zero where limit divided by request is less than or equal to the enumerated value; this represents the max burst for the named resource.
-    #[serde(rename = "maxLimitRequestRatio", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "maxLimitRequestRatio", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub max_limit_request_ratio: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LimitRangeItem {
+    const EXPECTING: &'static str = "struct LimitRangeItem";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "max" => Some(1),
+            "min" => Some(2),
+            "default" => Some(3),
+            "defaultRequest" => Some(4),
+            "maxLimitRequestRatio" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.max = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.min = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.default = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.default_request = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.max_limit_request_ratio = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LimitRangeItem {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// LimitRangeList is a list of LimitRange items.
 ///
 /// Generated from `io.k8s.api.core.v1.LimitRangeList` (proto `k8s.io.api.core.v1.LimitRangeList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LimitRangeList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is a list of LimitRange objects. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::LimitRange>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LimitRangeList {
+    const EXPECTING: &'static str = "struct LimitRangeList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LimitRangeList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// LimitRangeSpec defines a min/max usage limit for resources that match on kind.
 ///
 /// Generated from `io.k8s.api.core.v1.LimitRangeSpec` (proto `k8s.io.api.core.v1.LimitRangeSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LimitRangeSpec {
     /// Limits is the list of LimitRangeItem objects that are enforced.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub limits: Vec<crate::api::core::v1::LimitRangeItem>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LimitRangeSpec {
+    const EXPECTING: &'static str = "struct LimitRangeSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "limits" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.limits = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LimitRangeSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// LinuxContainerUser represents user identity information in Linux containers
 ///
 /// Generated from `io.k8s.api.core.v1.LinuxContainerUser` (proto `k8s.io.api.core.v1.LinuxContainerUser`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LinuxContainerUser {
     /// UID is the primary uid initially attached to the first process in the container
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub uid: i64,
     /// GID is the primary gid initially attached to the first process in the container
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub gid: i64,
     /// SupplementalGroups are the supplemental groups initially attached to the first process in the container
-    #[serde(rename = "supplementalGroups", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "supplementalGroups", skip_serializing_if = "Vec::is_empty")]
     pub supplemental_groups: Vec<i64>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LinuxContainerUser {
+    const EXPECTING: &'static str = "struct LinuxContainerUser";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "uid" => Some(0),
+            "gid" => Some(1),
+            "supplementalGroups" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.uid = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.gid = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.supplemental_groups = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LinuxContainerUser {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// List holds a list of objects, which may not be known by the server.
 ///
 /// Generated from proto `k8s.io.api.core.v1.List`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct List {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of objects
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<::kapi_apimachinery::RawExtension>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for List {
+    const EXPECTING: &'static str = "struct List";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for List {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// LoadBalancerIngress represents the status of a load-balancer ingress point: traffic intended for the service should be sent to an ingress point.
 ///
 /// Generated from `io.k8s.api.core.v1.LoadBalancerIngress` (proto `k8s.io.api.core.v1.LoadBalancerIngress`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LoadBalancerIngress {
     /// IP is set for load-balancer ingress points that are IP based (typically GCE or OpenStack load-balancers)
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ip: Option<String>,
     /// Hostname is set for load-balancer ingress points that are DNS based (typically AWS load-balancers)
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub hostname: Option<String>,
     /// IPMode specifies how the load-balancer IP behaves, and may only be specified when the ip field is specified. Setting this to "VIP" indicates that traffic is delivered to the node with the destination set to the load-balancer's IP and port. Setting this to "Proxy" indicates that traffic is delivered to the node or pod with the destination set to the node's IP and node port or the pod's IP and port. Service implementations may use this information to adjust traffic routing.
-    #[serde(rename = "ipMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "ipMode", skip_serializing_if = "Option::is_none")]
     pub ip_mode: Option<String>,
     /// Ports is a list of records of service ports If used, every port defined in the service should have an entry in it
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::core::v1::PortStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LoadBalancerIngress {
+    const EXPECTING: &'static str = "struct LoadBalancerIngress";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "ip" => Some(0),
+            "hostname" => Some(1),
+            "ipMode" => Some(2),
+            "ports" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.ip = map.next_value()?,
+            1 => self.hostname = map.next_value()?,
+            2 => self.ip_mode = map.next_value()?,
+            3 => self.ports = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LoadBalancerIngress {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// LoadBalancerStatus represents the status of a load-balancer.
 ///
 /// Generated from `io.k8s.api.core.v1.LoadBalancerStatus` (proto `k8s.io.api.core.v1.LoadBalancerStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LoadBalancerStatus {
     /// Ingress is a list containing ingress points for the load-balancer. Traffic intended for the service should be sent to these ingress points.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ingress: Vec<crate::api::core::v1::LoadBalancerIngress>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LoadBalancerStatus {
+    const EXPECTING: &'static str = "struct LoadBalancerStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "ingress" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.ingress = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LoadBalancerStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.
 ///
 /// Generated from `io.k8s.api.core.v1.LocalObjectReference` (proto `k8s.io.api.core.v1.LocalObjectReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LocalObjectReference {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LocalObjectReference {
+    const EXPECTING: &'static str = "struct LocalObjectReference";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LocalObjectReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Local represents directly-attached storage with node affinity
 ///
 /// Generated from `io.k8s.api.core.v1.LocalVolumeSource` (proto `k8s.io.api.core.v1.LocalVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LocalVolumeSource {
     /// path of the full path to the volume on the node. It can be either a directory or block device (disk, partition, ...).
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub path: String,
     /// fsType is the filesystem type to mount. It applies only when the Path is a block device. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". The default value is to auto-select a filesystem if unspecified.
-    #[serde(rename = "fsType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LocalVolumeSource {
+    const EXPECTING: &'static str = "struct LocalVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "path" => Some(0),
+            "fsType" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.fs_type = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LocalVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ModifyVolumeStatus represents the status object of ControllerModifyVolume operation
 ///
 /// Generated from `io.k8s.api.core.v1.ModifyVolumeStatus` (proto `k8s.io.api.core.v1.ModifyVolumeStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ModifyVolumeStatus {
     /// targetVolumeAttributesClassName is the name of the VolumeAttributesClass the PVC currently being reconciled
-    #[serde(rename = "targetVolumeAttributesClassName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "targetVolumeAttributesClassName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub target_volume_attributes_class_name: Option<String>,
     /// status is the status of the ControllerModifyVolume operation. It can be in any of following states:
     ///  - Pending
@@ -2100,632 +5134,1662 @@ pub struct ModifyVolumeStatus {
     ///   Infeasible indicates that the request has been rejected as invalid by the CSI driver. To
     /// 	  resolve the error, a valid VolumeAttributesClass needs to be specified.
     /// Note: New statuses can be added in the future. Consumers should check for unknown statuses and fail appropriately.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub status: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ModifyVolumeStatus {
+    const EXPECTING: &'static str = "struct ModifyVolumeStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "targetVolumeAttributesClassName" => Some(0),
+            "status" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.target_volume_attributes_class_name = map.next_value()?,
+            1 => self.status = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ModifyVolumeStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents an NFS mount that lasts the lifetime of a pod. NFS volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.NFSVolumeSource` (proto `k8s.io.api.core.v1.NFSVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NFSVolumeSource {
     /// server is the hostname or IP address of the NFS server. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub server: String,
     /// path that is exported by the NFS server. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub path: String,
     /// readOnly here will force the NFS export to be mounted with read-only permissions. Defaults to false. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NFSVolumeSource {
+    const EXPECTING: &'static str = "struct NFSVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "server" => Some(0),
+            "path" => Some(1),
+            "readOnly" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.server = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NFSVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Namespace provides a scope for Names. Use of multiple namespaces is optional.
 ///
 /// Generated from `io.k8s.api.core.v1.Namespace` (proto `k8s.io.api.core.v1.Namespace`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Namespace {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the behavior of the Namespace. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::NamespaceSpec>,
     /// Status describes the current status of a Namespace. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::NamespaceStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Namespace {
+    const EXPECTING: &'static str = "struct Namespace";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Namespace {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NamespaceCondition contains details about state of namespace.
 ///
 /// Generated from `io.k8s.api.core.v1.NamespaceCondition` (proto `k8s.io.api.core.v1.NamespaceCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NamespaceCondition {
     /// Type of namespace controller condition.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// Status of the condition, one of True, False, Unknown.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub status: String,
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// Unique, one-word, CamelCase reason for the condition's last transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Human-readable message indicating details about last transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NamespaceCondition {
+    const EXPECTING: &'static str = "struct NamespaceCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "lastTransitionTime" => Some(2),
+            "reason" => Some(3),
+            "message" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.status = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.last_transition_time = map.next_value()?,
+            3 => self.reason = map.next_value()?,
+            4 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NamespaceCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NamespaceList is a list of Namespaces.
 ///
 /// Generated from `io.k8s.api.core.v1.NamespaceList` (proto `k8s.io.api.core.v1.NamespaceList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NamespaceList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of Namespace objects in the list. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::Namespace>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NamespaceList {
+    const EXPECTING: &'static str = "struct NamespaceList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NamespaceList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NamespaceSpec describes the attributes on a Namespace.
 ///
 /// Generated from `io.k8s.api.core.v1.NamespaceSpec` (proto `k8s.io.api.core.v1.NamespaceSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NamespaceSpec {
     /// Finalizers is an opaque list of values that must be empty to permanently remove object from storage. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub finalizers: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NamespaceSpec {
+    const EXPECTING: &'static str = "struct NamespaceSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "finalizers" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.finalizers = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NamespaceSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NamespaceStatus is information about the current status of a Namespace.
 ///
 /// Generated from `io.k8s.api.core.v1.NamespaceStatus` (proto `k8s.io.api.core.v1.NamespaceStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NamespaceStatus {
     /// Phase is the current lifecycle phase of the namespace. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub phase: Option<String>,
     /// Represents the latest available observations of a namespace's current state.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::core::v1::NamespaceCondition>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NamespaceStatus {
+    const EXPECTING: &'static str = "struct NamespaceStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "phase" => Some(0),
+            "conditions" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.phase = map.next_value()?,
+            1 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NamespaceStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Node is a worker node in Kubernetes. Each node will have a unique identifier in the cache (i.e. in etcd).
 ///
 /// Generated from `io.k8s.api.core.v1.Node` (proto `k8s.io.api.core.v1.Node`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Node {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the behavior of a node. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::NodeSpec>,
     /// Most recently observed status of the node. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::NodeStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Node {
+    const EXPECTING: &'static str = "struct Node";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Node {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NodeAddress contains information for the node's address.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeAddress` (proto `k8s.io.api.core.v1.NodeAddress`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeAddress {
     /// Node address type, one of Hostname, ExternalIP or InternalIP.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// The node address.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub address: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeAddress {
+    const EXPECTING: &'static str = "struct NodeAddress";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "address" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.address = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeAddress {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Node affinity is a group of node affinity scheduling rules.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeAffinity` (proto `k8s.io.api.core.v1.NodeAffinity`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeAffinity {
     /// If the affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to an update), the system may or may not try to eventually evict the pod from its node.
-    #[serde(rename = "requiredDuringSchedulingIgnoredDuringExecution", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "requiredDuringSchedulingIgnoredDuringExecution", skip_serializing_if = "Option::is_none")]
     pub required_during_scheduling_ignored_during_execution: Option<crate::api::core::v1::NodeSelector>,
     /// The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the elements of this field and adding "weight" to the sum if the node matches the corresponding matchExpressions; the node(s) with the highest sum are the most preferred.
-    #[serde(rename = "preferredDuringSchedulingIgnoredDuringExecution", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "preferredDuringSchedulingIgnoredDuringExecution", skip_serializing_if = "Vec::is_empty")]
     pub preferred_during_scheduling_ignored_during_execution: Vec<crate::api::core::v1::PreferredSchedulingTerm>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeAffinity {
+    const EXPECTING: &'static str = "struct NodeAffinity";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "requiredDuringSchedulingIgnoredDuringExecution" => Some(0),
+            "preferredDuringSchedulingIgnoredDuringExecution" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.required_during_scheduling_ignored_during_execution = map.next_value()?,
+            1 => self.preferred_during_scheduling_ignored_during_execution = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeAffinity {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NodeAllocatableResourceClaimStatus describes the status of node allocatable resources allocated via DRA.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeAllocatableResourceClaimStatus` (proto `k8s.io.api.core.v1.NodeAllocatableResourceClaimStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeAllocatableResourceClaimStatus {
     /// ResourceClaimName is the resource claim referenced by the pod that resulted in this node allocatable resource allocation.
-    #[serde(rename = "resourceClaimName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "resourceClaimName")]
     pub resource_claim_name: String,
     /// Containers lists the names of all containers in this pod that reference the claim.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub containers: Vec<String>,
     /// Resources is a map of the node-allocatable resource name to the aggregate quantity allocated to the claim.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::map_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::map_or_null")]
     pub resources: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeAllocatableResourceClaimStatus {
+    const EXPECTING: &'static str = "struct NodeAllocatableResourceClaimStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "resourceClaimName" => Some(0),
+            "containers" => Some(1),
+            "resources" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.resource_claim_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.containers = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.resources = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeAllocatableResourceClaimStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NodeCondition contains condition information for a node.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeCondition` (proto `k8s.io.api.core.v1.NodeCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeCondition {
     /// Type of node condition.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// Status of the condition, one of True, False, Unknown.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub status: String,
     /// Last time we got an update on a given condition.
-    #[serde(rename = "lastHeartbeatTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastHeartbeatTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_heartbeat_time: Option<::kapi_apimachinery::Time>,
     /// Last time the condition transit from one status to another.
-    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// (brief) reason for the condition's last transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Human readable message indicating details about last transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeCondition {
+    const EXPECTING: &'static str = "struct NodeCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "lastHeartbeatTime" => Some(2),
+            "lastTransitionTime" => Some(3),
+            "reason" => Some(4),
+            "message" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.status = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.last_heartbeat_time = map.next_value()?,
+            3 => self.last_transition_time = map.next_value()?,
+            4 => self.reason = map.next_value()?,
+            5 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NodeConfigSource specifies a source of node configuration. Exactly one subfield (excluding metadata) must be non-nil. This API is deprecated since 1.22
 ///
 /// Generated from `io.k8s.api.core.v1.NodeConfigSource` (proto `k8s.io.api.core.v1.NodeConfigSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeConfigSource {
     /// ConfigMap is a reference to a Node's ConfigMap
-    #[serde(rename = "configMap", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "configMap", skip_serializing_if = "Option::is_none")]
     pub config_map: Option<crate::api::core::v1::ConfigMapNodeConfigSource>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeConfigSource {
+    const EXPECTING: &'static str = "struct NodeConfigSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "configMap" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.config_map = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeConfigSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NodeConfigStatus describes the status of the config assigned by Node.Spec.ConfigSource.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeConfigStatus` (proto `k8s.io.api.core.v1.NodeConfigStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeConfigStatus {
     /// Assigned reports the checkpointed config the node will try to use. When Node.Spec.ConfigSource is updated, the node checkpoints the associated config payload to local disk, along with a record indicating intended config. The node refers to this record to choose its config checkpoint, and reports this record in Assigned. Assigned only updates in the status after the record has been checkpointed to disk. When the Kubelet is restarted, it tries to make the Assigned config the Active config by loading and validating the checkpointed payload identified by Assigned.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub assigned: Option<crate::api::core::v1::NodeConfigSource>,
     /// Active reports the checkpointed config the node is actively using. Active will represent either the current version of the Assigned config, or the current LastKnownGood config, depending on whether attempting to use the Assigned config results in an error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub active: Option<crate::api::core::v1::NodeConfigSource>,
     /// LastKnownGood reports the checkpointed config the node will fall back to when it encounters an error attempting to use the Assigned config. The Assigned config becomes the LastKnownGood config when the node determines that the Assigned config is stable and correct. This is currently implemented as a 10-minute soak period starting when the local record of Assigned config is updated. If the Assigned config is Active at the end of this period, it becomes the LastKnownGood. Note that if Spec.ConfigSource is reset to nil (use local defaults), the LastKnownGood is also immediately reset to nil, because the local default config is always assumed good. You should not make assumptions about the node's method of determining config stability and correctness, as this may change or become configurable in the future.
-    #[serde(rename = "lastKnownGood", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastKnownGood", skip_serializing_if = "Option::is_none")]
     pub last_known_good: Option<crate::api::core::v1::NodeConfigSource>,
     /// Error describes any problems reconciling the Spec.ConfigSource to the Active config. Errors may occur, for example, attempting to checkpoint Spec.ConfigSource to the local Assigned record, attempting to checkpoint the payload associated with Spec.ConfigSource, attempting to load or validate the Assigned config, etc. Errors may occur at different points while syncing config. Earlier errors (e.g. download or checkpointing errors) will not result in a rollback to LastKnownGood, and may resolve across Kubelet retries. Later errors (e.g. loading or validating a checkpointed config) will result in a rollback to LastKnownGood. In the latter case, it is usually possible to resolve the error by fixing the config assigned in Spec.ConfigSource. You can find additional information for debugging by searching the error message in the Kubelet log. Error is a human-readable description of the error state; machines can check whether or not Error is empty, but should not rely on the stability of the Error text across Kubelet versions.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub error: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeConfigStatus {
+    const EXPECTING: &'static str = "struct NodeConfigStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "assigned" => Some(0),
+            "active" => Some(1),
+            "lastKnownGood" => Some(2),
+            "error" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.assigned = map.next_value()?,
+            1 => self.active = map.next_value()?,
+            2 => self.last_known_good = map.next_value()?,
+            3 => self.error = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeConfigStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NodeDaemonEndpoints lists ports opened by daemons running on the Node.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeDaemonEndpoints` (proto `k8s.io.api.core.v1.NodeDaemonEndpoints`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeDaemonEndpoints {
     /// Endpoint on which Kubelet is listening.
-    #[serde(rename = "kubeletEndpoint", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "kubeletEndpoint", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kubelet_endpoint: Option<crate::api::core::v1::DaemonEndpoint>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeDaemonEndpoints {
+    const EXPECTING: &'static str = "struct NodeDaemonEndpoints";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kubeletEndpoint" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kubelet_endpoint = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeDaemonEndpoints {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NodeFeatures describes the set of features implemented by the CRI implementation. The features contained in the NodeFeatures should depend only on the cri implementation independent of runtime handlers.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeFeatures` (proto `k8s.io.api.core.v1.NodeFeatures`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeFeatures {
     /// SupplementalGroupsPolicy is set to true if the runtime supports SupplementalGroupsPolicy and ContainerUser.
-    #[serde(rename = "supplementalGroupsPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "supplementalGroupsPolicy", skip_serializing_if = "Option::is_none")]
     pub supplemental_groups_policy: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeFeatures {
+    const EXPECTING: &'static str = "struct NodeFeatures";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "supplementalGroupsPolicy" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.supplemental_groups_policy = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeFeatures {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NodeList is the whole list of all Nodes which have been registered with master.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeList` (proto `k8s.io.api.core.v1.NodeList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of nodes
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::Node>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeList {
+    const EXPECTING: &'static str = "struct NodeList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NodeProxyOptions is the query options to a Node's proxy call.
 ///
 /// Generated from proto `k8s.io.api.core.v1.NodeProxyOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeProxyOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Path is the URL path to use for the current proxy request to node.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeProxyOptions {
+    const EXPECTING: &'static str = "struct NodeProxyOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "path" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.path = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeProxyOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NodeRuntimeHandler is a set of runtime handler information.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeRuntimeHandler` (proto `k8s.io.api.core.v1.NodeRuntimeHandler`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeRuntimeHandler {
     /// Runtime handler name. Empty for the default runtime handler.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// Supported features.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub features: Option<crate::api::core::v1::NodeRuntimeHandlerFeatures>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeRuntimeHandler {
+    const EXPECTING: &'static str = "struct NodeRuntimeHandler";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "features" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.features = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeRuntimeHandler {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NodeRuntimeHandlerFeatures is a set of features implemented by the runtime handler.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeRuntimeHandlerFeatures` (proto `k8s.io.api.core.v1.NodeRuntimeHandlerFeatures`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeRuntimeHandlerFeatures {
     /// RecursiveReadOnlyMounts is set to true if the runtime handler supports RecursiveReadOnlyMounts.
-    #[serde(rename = "recursiveReadOnlyMounts", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "recursiveReadOnlyMounts", skip_serializing_if = "Option::is_none")]
     pub recursive_read_only_mounts: Option<bool>,
     /// UserNamespaces is set to true if the runtime handler supports UserNamespaces, including for volumes.
-    #[serde(rename = "userNamespaces", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "userNamespaces", skip_serializing_if = "Option::is_none")]
     pub user_namespaces: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeRuntimeHandlerFeatures {
+    const EXPECTING: &'static str = "struct NodeRuntimeHandlerFeatures";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "recursiveReadOnlyMounts" => Some(0),
+            "userNamespaces" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.recursive_read_only_mounts = map.next_value()?,
+            1 => self.user_namespaces = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeRuntimeHandlerFeatures {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// A node selector represents the union of the results of one or more label queries over a set of nodes; that is, it represents the OR of the selectors represented by the node selector terms.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeSelector` (proto `k8s.io.api.core.v1.NodeSelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeSelector {
     /// Required. A list of node selector terms. The terms are ORed.
-    #[serde(rename = "nodeSelectorTerms", default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "nodeSelectorTerms", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub node_selector_terms: Vec<crate::api::core::v1::NodeSelectorTerm>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeSelector {
+    const EXPECTING: &'static str = "struct NodeSelector";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "nodeSelectorTerms" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.node_selector_terms = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeSelector {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// A node selector requirement is a selector that contains values, a key, and an operator that relates the key and values.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeSelectorRequirement` (proto `k8s.io.api.core.v1.NodeSelectorRequirement`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeSelectorRequirement {
     /// The label key that the selector applies to.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub key: String,
     /// Represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist. Gt, and Lt.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub operator: String,
     /// An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. If the operator is Gt or Lt, the values array must have a single element, which will be interpreted as an integer. This array is replaced during a strategic merge patch.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeSelectorRequirement {
+    const EXPECTING: &'static str = "struct NodeSelectorRequirement";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "key" => Some(0),
+            "operator" => Some(1),
+            "values" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.operator = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.values = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeSelectorRequirement {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// A null or empty node selector term matches no objects. The requirements of them are ANDed. The TopologySelectorTerm type implements a subset of the NodeSelectorTerm.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeSelectorTerm` (proto `k8s.io.api.core.v1.NodeSelectorTerm`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeSelectorTerm {
     /// A list of node selector requirements by node's labels.
-    #[serde(rename = "matchExpressions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "matchExpressions", skip_serializing_if = "Vec::is_empty")]
     pub match_expressions: Vec<crate::api::core::v1::NodeSelectorRequirement>,
     /// A list of node selector requirements by node's fields.
-    #[serde(rename = "matchFields", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "matchFields", skip_serializing_if = "Vec::is_empty")]
     pub match_fields: Vec<crate::api::core::v1::NodeSelectorRequirement>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeSelectorTerm {
+    const EXPECTING: &'static str = "struct NodeSelectorTerm";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "matchExpressions" => Some(0),
+            "matchFields" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.match_expressions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.match_fields = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeSelectorTerm {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NodeSpec describes the attributes that a node is created with.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeSpec` (proto `k8s.io.api.core.v1.NodeSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeSpec {
     /// PodCIDR represents the pod IP range assigned to the node.
-    #[serde(rename = "podCIDR", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "podCIDR", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub pod_cidr: Option<String>,
     /// podCIDRs represents the IP ranges assigned to the node for usage by Pods on that node. If this field is specified, the 0th entry must match the podCIDR field. It may contain at most 1 value for each of IPv4 and IPv6.
-    #[serde(rename = "podCIDRs", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "podCIDRs", skip_serializing_if = "Vec::is_empty")]
     pub pod_cidrs: Vec<String>,
     /// ID of the node assigned by the cloud provider in the format: <ProviderName>://<ProviderSpecificNodeID>
-    #[serde(rename = "providerID", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "providerID", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub provider_id: Option<String>,
     /// Unschedulable controls node schedulability of new pods. By default, node is schedulable. More info: https://kubernetes.io/docs/concepts/nodes/node/#manual-node-administration
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub unschedulable: Option<bool>,
     /// If specified, the node's taints.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub taints: Vec<crate::api::core::v1::Taint>,
     /// Deprecated: Previously used to specify the source of the node's configuration for the DynamicKubeletConfig feature. This feature is removed.
-    #[serde(rename = "configSource", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "configSource", skip_serializing_if = "Option::is_none")]
     pub config_source: Option<crate::api::core::v1::NodeConfigSource>,
     /// Deprecated. Not all kubelets will set this field. Remove field after 1.13. see: https://issues.k8s.io/61966
-    #[serde(rename = "externalID", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "externalID", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub external_id: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeSpec {
+    const EXPECTING: &'static str = "struct NodeSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "podCIDR" => Some(0),
+            "podCIDRs" => Some(1),
+            "providerID" => Some(2),
+            "unschedulable" => Some(3),
+            "taints" => Some(4),
+            "configSource" => Some(5),
+            "externalID" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.pod_cidr = map.next_value()?,
+            1 => self.pod_cidrs = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.provider_id = map.next_value()?,
+            3 => self.unschedulable = map.next_value()?,
+            4 => self.taints = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.config_source = map.next_value()?,
+            6 => self.external_id = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NodeStatus is information about the current status of a node.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeStatus` (proto `k8s.io.api.core.v1.NodeStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeStatus {
     /// Capacity represents the total resources of a node. More info: https://kubernetes.io/docs/reference/node/node-status/#capacity
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub capacity: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Allocatable represents the resources of a node that are available for scheduling. Defaults to Capacity.
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub allocatable: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// NodePhase is the recently observed lifecycle phase of the node. More info: https://kubernetes.io/docs/concepts/nodes/node/#phase The field is never populated, and now is deprecated.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub phase: Option<String>,
     /// Conditions is an array of current observed node conditions. More info: https://kubernetes.io/docs/reference/node/node-status/#condition
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::core::v1::NodeCondition>,
     /// List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub addresses: Vec<crate::api::core::v1::NodeAddress>,
     /// Endpoints of daemons running on the Node.
-    #[serde(rename = "daemonEndpoints", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "daemonEndpoints", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub daemon_endpoints: Option<crate::api::core::v1::NodeDaemonEndpoints>,
     /// Set of ids/uuids to uniquely identify the node. More info: https://kubernetes.io/docs/reference/node/node-status/#info
-    #[serde(rename = "nodeInfo", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "nodeInfo", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub node_info: Option<crate::api::core::v1::NodeSystemInfo>,
     /// List of container images on this node
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<crate::api::core::v1::ContainerImage>,
     /// List of attachable volumes in use (mounted) by the node.
-    #[serde(rename = "volumesInUse", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumesInUse", skip_serializing_if = "Vec::is_empty")]
     pub volumes_in_use: Vec<String>,
     /// List of volumes that are attached to the node.
-    #[serde(rename = "volumesAttached", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumesAttached", skip_serializing_if = "Vec::is_empty")]
     pub volumes_attached: Vec<crate::api::core::v1::AttachedVolume>,
     /// Status of the config assigned to the node via the dynamic Kubelet config feature.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<crate::api::core::v1::NodeConfigStatus>,
     /// The available runtime handlers.
-    #[serde(rename = "runtimeHandlers", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "runtimeHandlers", skip_serializing_if = "Vec::is_empty")]
     pub runtime_handlers: Vec<crate::api::core::v1::NodeRuntimeHandler>,
     /// Features describes the set of features implemented by the CRI implementation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub features: Option<crate::api::core::v1::NodeFeatures>,
     /// DeclaredFeatures represents the features related to feature gates that are declared by the node.
-    #[serde(rename = "declaredFeatures", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "declaredFeatures", skip_serializing_if = "Vec::is_empty")]
     pub declared_features: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeStatus {
+    const EXPECTING: &'static str = "struct NodeStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "capacity" => Some(0),
+            "allocatable" => Some(1),
+            "phase" => Some(2),
+            "conditions" => Some(3),
+            "addresses" => Some(4),
+            "daemonEndpoints" => Some(5),
+            "nodeInfo" => Some(6),
+            "images" => Some(7),
+            "volumesInUse" => Some(8),
+            "volumesAttached" => Some(9),
+            "config" => Some(10),
+            "runtimeHandlers" => Some(11),
+            "features" => Some(12),
+            "declaredFeatures" => Some(13),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.capacity = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.allocatable = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.phase = map.next_value()?,
+            3 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.addresses = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.daemon_endpoints = map.next_value()?,
+            6 => self.node_info = map.next_value()?,
+            7 => self.images = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            8 => self.volumes_in_use = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            9 => self.volumes_attached = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            10 => self.config = map.next_value()?,
+            11 => self.runtime_handlers = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            12 => self.features = map.next_value()?,
+            13 => self.declared_features = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NodeSwapStatus represents swap memory information.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeSwapStatus` (proto `k8s.io.api.core.v1.NodeSwapStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeSwapStatus {
     /// Total amount of swap memory in bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<i64>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeSwapStatus {
+    const EXPECTING: &'static str = "struct NodeSwapStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "capacity" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.capacity = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeSwapStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NodeSystemInfo is a set of ids/uuids to uniquely identify the node.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeSystemInfo` (proto `k8s.io.api.core.v1.NodeSystemInfo`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NodeSystemInfo {
     /// MachineID reported by the node. For unique machine identification in the cluster this field is preferred. Learn more from man(5) machine-id: http://man7.org/linux/man-pages/man5/machine-id.5.html
-    #[serde(rename = "machineID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "machineID")]
     pub machine_id: String,
     /// SystemUUID reported by the node. For unique machine identification MachineID is preferred. This field is specific to Red Hat hosts https://access.redhat.com/documentation/en-us/red_hat_subscription_management/1/html/rhsm/uuid
-    #[serde(rename = "systemUUID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "systemUUID")]
     pub system_uuid: String,
     /// Boot ID reported by the node.
-    #[serde(rename = "bootID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "bootID")]
     pub boot_id: String,
     /// Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).
-    #[serde(rename = "kernelVersion", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "kernelVersion")]
     pub kernel_version: String,
     /// OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).
-    #[serde(rename = "osImage", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "osImage")]
     pub os_image: String,
     /// ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).
-    #[serde(rename = "containerRuntimeVersion", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "containerRuntimeVersion")]
     pub container_runtime_version: String,
     /// Kubelet Version reported by the node.
-    #[serde(rename = "kubeletVersion", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "kubeletVersion")]
     pub kubelet_version: String,
     /// Deprecated: KubeProxy Version reported by the node.
-    #[serde(rename = "kubeProxyVersion", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "kubeProxyVersion")]
     pub kube_proxy_version: String,
     /// The Operating System reported by the node
-    #[serde(rename = "operatingSystem", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "operatingSystem")]
     pub operating_system: String,
     /// The Architecture reported by the node
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub architecture: String,
     /// Swap Info reported by the node.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub swap: Option<crate::api::core::v1::NodeSwapStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NodeSystemInfo {
+    const EXPECTING: &'static str = "struct NodeSystemInfo";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "machineID" => Some(0),
+            "systemUUID" => Some(1),
+            "bootID" => Some(2),
+            "kernelVersion" => Some(3),
+            "osImage" => Some(4),
+            "containerRuntimeVersion" => Some(5),
+            "kubeletVersion" => Some(6),
+            "kubeProxyVersion" => Some(7),
+            "operatingSystem" => Some(8),
+            "architecture" => Some(9),
+            "swap" => Some(10),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.machine_id = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.system_uuid = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.boot_id = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.kernel_version = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.os_image = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.container_runtime_version = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.kubelet_version = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.kube_proxy_version = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            8 => self.operating_system = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            9 => self.architecture = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            10 => self.swap = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NodeSystemInfo {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ObjectFieldSelector selects an APIVersioned field of an object.
 ///
 /// Generated from `io.k8s.api.core.v1.ObjectFieldSelector` (proto `k8s.io.api.core.v1.ObjectFieldSelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ObjectFieldSelector {
     /// Version of the schema the FieldPath is written in terms of, defaults to "v1".
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Path of the field to select in the specified API version.
-    #[serde(rename = "fieldPath", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "fieldPath")]
     pub field_path: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ObjectFieldSelector {
+    const EXPECTING: &'static str = "struct ObjectFieldSelector";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "apiVersion" => Some(0),
+            "fieldPath" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_version = map.next_value()?,
+            1 => self.field_path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ObjectFieldSelector {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ObjectReference contains enough information to let you inspect or modify the referred object.
 ///
 /// Generated from `io.k8s.api.core.v1.ObjectReference` (proto `k8s.io.api.core.v1.ObjectReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ObjectReference {
     /// Kind of the referent. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// Namespace of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
     /// Name of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// UID of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#uids
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
     /// API version of the referent.
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Specific resourceVersion to which this reference is made, if any. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency
-    #[serde(rename = "resourceVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "resourceVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version: Option<String>,
     /// If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.
-    #[serde(rename = "fieldPath", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fieldPath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_path: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ObjectReference {
+    const EXPECTING: &'static str = "struct ObjectReference";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "namespace" => Some(1),
+            "name" => Some(2),
+            "uid" => Some(3),
+            "apiVersion" => Some(4),
+            "resourceVersion" => Some(5),
+            "fieldPath" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.namespace = map.next_value()?,
+            2 => self.name = map.next_value()?,
+            3 => self.uid = map.next_value()?,
+            4 => self.api_version = map.next_value()?,
+            5 => self.resource_version = map.next_value()?,
+            6 => self.field_path = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ObjectReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PersistentVolume (PV) is a storage resource provisioned by an administrator. It is analogous to a node. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolume` (proto `k8s.io.api.core.v1.PersistentVolume`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PersistentVolume {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines a specification of a persistent volume owned by the cluster. Provisioned by an administrator. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::PersistentVolumeSpec>,
     /// status represents the current information/status for the persistent volume. Populated by the system. Read-only. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::PersistentVolumeStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PersistentVolume {
+    const EXPECTING: &'static str = "struct PersistentVolume";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PersistentVolume {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PersistentVolumeClaim is a user's request for and claim to a persistent volume
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeClaim` (proto `k8s.io.api.core.v1.PersistentVolumeClaim`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PersistentVolumeClaim {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the desired characteristics of a volume requested by a pod author. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::PersistentVolumeClaimSpec>,
     /// status represents the current information/status of a persistent volume claim. Read-only. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::PersistentVolumeClaimStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaim {
+    const EXPECTING: &'static str = "struct PersistentVolumeClaim";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaim {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PersistentVolumeClaimCondition contains details about state of pvc
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeClaimCondition` (proto `k8s.io.api.core.v1.PersistentVolumeClaimCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PersistentVolumeClaimCondition {
     /// Type is the type of the condition. More info: https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/persistent-volume-claim-v1/#:~:text=set%20to%20%27ResizeStarted%27.-,PersistentVolumeClaimCondition,-contains%20details%20about
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// Status is the status of the condition. Can be True, False, Unknown. More info: https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/persistent-volume-claim-v1/#:~:text=state%20of%20pvc-,conditions.status,-(string)%2C%20required
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub status: String,
     /// lastProbeTime is the time we probed the condition.
-    #[serde(rename = "lastProbeTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastProbeTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_probe_time: Option<::kapi_apimachinery::Time>,
     /// lastTransitionTime is the time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// reason is a unique, this should be a short, machine understandable string that gives the reason for condition's last transition. If it reports "Resizing" that means the underlying persistent volume is being resized.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// message is the human-readable message indicating details about last transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimCondition {
+    const EXPECTING: &'static str = "struct PersistentVolumeClaimCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "lastProbeTime" => Some(2),
+            "lastTransitionTime" => Some(3),
+            "reason" => Some(4),
+            "message" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.status = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.last_probe_time = map.next_value()?,
+            3 => self.last_transition_time = map.next_value()?,
+            4 => self.reason = map.next_value()?,
+            5 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaimCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PersistentVolumeClaimList is a list of PersistentVolumeClaim items.
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeClaimList` (proto `k8s.io.api.core.v1.PersistentVolumeClaimList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PersistentVolumeClaimList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a list of persistent volume claims. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::PersistentVolumeClaim>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimList {
+    const EXPECTING: &'static str = "struct PersistentVolumeClaimList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaimList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeClaimSpec` (proto `k8s.io.api.core.v1.PersistentVolumeClaimSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PersistentVolumeClaimSpec {
     /// accessModes contains the desired access modes the volume should have. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1
-    #[serde(rename = "accessModes", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "accessModes", skip_serializing_if = "Vec::is_empty")]
     pub access_modes: Vec<String>,
     /// selector is a label query over volumes to consider for binding.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// resources represents the minimum resources the volume should have. Users are allowed to specify resource requirements that are lower than previous value but must still be higher than capacity recorded in the status field of the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#resources
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub resources: Option<crate::api::core::v1::VolumeResourceRequirements>,
     /// volumeName is the binding reference to the PersistentVolume backing this claim.
-    #[serde(rename = "volumeName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "volumeName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub volume_name: Option<String>,
     /// storageClassName is the name of the StorageClass required by the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#class-1
-    #[serde(rename = "storageClassName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "storageClassName", skip_serializing_if = "Option::is_none")]
     pub storage_class_name: Option<String>,
     /// volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.
-    #[serde(rename = "volumeMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "volumeMode", skip_serializing_if = "Option::is_none")]
     pub volume_mode: Option<String>,
     /// dataSource field can be used to specify either: * An existing VolumeSnapshot object (snapshot.storage.k8s.io/VolumeSnapshot) * An existing PVC (PersistentVolumeClaim) If the provisioner or an external controller can support the specified data source, it will create a new volume based on the contents of the specified data source. When the AnyVolumeDataSource feature gate is enabled, dataSource contents will be copied to dataSourceRef, and dataSourceRef contents will be copied to dataSource when dataSourceRef.namespace is not specified. If the namespace is specified, then dataSourceRef will not be copied to dataSource.
-    #[serde(rename = "dataSource", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "dataSource", skip_serializing_if = "Option::is_none")]
     pub data_source: Option<crate::api::core::v1::TypedLocalObjectReference>,
     /// dataSourceRef specifies the object from which to populate the volume with data, if a non-empty volume is desired. This may be any object from a non-empty API group (non core object) or a PersistentVolumeClaim object. When this field is specified, volume binding will only succeed if the type of the specified object matches some installed volume populator or dynamic provisioner. This field will replace the functionality of the dataSource field and as such if both fields are non-empty, they must have the same value. For backwards compatibility, when namespace isn't specified in dataSourceRef, both fields (dataSource and dataSourceRef) will be set to the same value automatically if one of them is empty and the other is non-empty. When namespace is specified in dataSourceRef, dataSource isn't set to the same value and must be empty. There are three important differences between dataSource and dataSourceRef: * While dataSource only allows two specific types of objects, dataSourceRef
     ///   allows any non-core object, as well as PersistentVolumeClaim objects.
@@ -2735,29 +6799,71 @@ pub struct PersistentVolumeClaimSpec {
     /// * While dataSource only allows local objects, dataSourceRef allows objects
     ///   in any namespaces.
     /// (Beta) Using this field requires the AnyVolumeDataSource feature gate to be enabled. (Alpha) Using the namespace field of dataSourceRef requires the CrossNamespaceVolumeDataSource feature gate to be enabled.
-    #[serde(rename = "dataSourceRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "dataSourceRef", skip_serializing_if = "Option::is_none")]
     pub data_source_ref: Option<crate::api::core::v1::TypedObjectReference>,
     /// volumeAttributesClassName may be used to set the VolumeAttributesClass used by this claim. If specified, the CSI driver will create or update the volume with the attributes defined in the corresponding VolumeAttributesClass. This has a different purpose than storageClassName, it can be changed after the claim is created. An empty string or nil value indicates that no VolumeAttributesClass will be applied to the claim. If the claim enters an Infeasible error state, this field can be reset to its previous value (including nil) to cancel the modification. If the resource referred to by volumeAttributesClass does not exist, this PersistentVolumeClaim will be set to a Pending state, as reflected by the modifyVolumeStatus field, until such as a resource exists. More info: https://kubernetes.io/docs/concepts/storage/volume-attributes-classes/
-    #[serde(rename = "volumeAttributesClassName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "volumeAttributesClassName", skip_serializing_if = "Option::is_none")]
     pub volume_attributes_class_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimSpec {
+    const EXPECTING: &'static str = "struct PersistentVolumeClaimSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "accessModes" => Some(0),
+            "selector" => Some(1),
+            "resources" => Some(2),
+            "volumeName" => Some(3),
+            "storageClassName" => Some(4),
+            "volumeMode" => Some(5),
+            "dataSource" => Some(6),
+            "dataSourceRef" => Some(7),
+            "volumeAttributesClassName" => Some(8),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.access_modes = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.selector = map.next_value()?,
+            2 => self.resources = map.next_value()?,
+            3 => self.volume_name = map.next_value()?,
+            4 => self.storage_class_name = map.next_value()?,
+            5 => self.volume_mode = map.next_value()?,
+            6 => self.data_source = map.next_value()?,
+            7 => self.data_source_ref = map.next_value()?,
+            8 => self.volume_attributes_class_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaimSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PersistentVolumeClaimStatus is the current status of a persistent volume claim.
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeClaimStatus` (proto `k8s.io.api.core.v1.PersistentVolumeClaimStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PersistentVolumeClaimStatus {
     /// phase represents the current phase of PersistentVolumeClaim.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub phase: Option<String>,
     /// accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1
-    #[serde(rename = "accessModes", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "accessModes", skip_serializing_if = "Vec::is_empty")]
     pub access_modes: Vec<String>,
     /// capacity represents the actual resources of the underlying volume.
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub capacity: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// conditions is the current Condition of persistent volume claim. If underlying persistent volume is being resized then the Condition will be set to 'Resizing'.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::core::v1::PersistentVolumeClaimCondition>,
     /// allocatedResources tracks the resources allocated to a PVC including its capacity. Key names follow standard Kubernetes label syntax. Valid values are either:
     /// 	* Un-prefixed keys:
@@ -2768,7 +6874,7 @@ pub struct PersistentVolumeClaimStatus {
     /// Capacity reported here may be larger than the actual capacity when a volume expansion operation is requested. For storage quota, the larger value from allocatedResources and PVC.spec.resources is used. If allocatedResources is not set, PVC.spec.resources alone is used for quota calculation. If a volume expansion capacity request is lowered, allocatedResources is only lowered if there are no expansion operations in progress and if the actual volume capacity is equal or lower than the requested capacity.
     ///
     /// A controller that receives PVC update with previously unknown resourceName should ignore the update for the purpose it was designed. For example - a controller that only is responsible for resizing capacity of the volume, should ignore PVC updates that change other valid resources associated with PVC.
-    #[serde(rename = "allocatedResources", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "allocatedResources", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub allocated_resources: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// allocatedResourceStatuses stores status of resource being resized for the given PVC. Key names follow standard Kubernetes label syntax. Valid values are either:
     /// 	* Un-prefixed keys:
@@ -2798,66 +6904,193 @@ pub struct PersistentVolumeClaimStatus {
     /// When this field is not set, it means that no resize operation is in progress for the given PVC.
     ///
     /// A controller that receives PVC update with previously unknown resourceName or ClaimResourceStatus should ignore the update for the purpose it was designed. For example - a controller that only is responsible for resizing capacity of the volume, should ignore PVC updates that change other valid resources associated with PVC.
-    #[serde(rename = "allocatedResourceStatuses", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "allocatedResourceStatuses", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub allocated_resource_statuses: ::std::collections::BTreeMap<String, String>,
     /// currentVolumeAttributesClassName is the current name of the VolumeAttributesClass the PVC is using. When unset, there is no VolumeAttributeClass applied to this PersistentVolumeClaim
-    #[serde(rename = "currentVolumeAttributesClassName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "currentVolumeAttributesClassName", skip_serializing_if = "Option::is_none")]
     pub current_volume_attributes_class_name: Option<String>,
     /// ModifyVolumeStatus represents the status object of ControllerModifyVolume operation. When this is unset, there is no ModifyVolume operation being attempted.
-    #[serde(rename = "modifyVolumeStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "modifyVolumeStatus", skip_serializing_if = "Option::is_none")]
     pub modify_volume_status: Option<crate::api::core::v1::ModifyVolumeStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimStatus {
+    const EXPECTING: &'static str = "struct PersistentVolumeClaimStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "phase" => Some(0),
+            "accessModes" => Some(1),
+            "capacity" => Some(2),
+            "conditions" => Some(3),
+            "allocatedResources" => Some(4),
+            "allocatedResourceStatuses" => Some(5),
+            "currentVolumeAttributesClassName" => Some(6),
+            "modifyVolumeStatus" => Some(7),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.phase = map.next_value()?,
+            1 => self.access_modes = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.capacity = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.allocated_resources = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.allocated_resource_statuses = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.current_volume_attributes_class_name = map.next_value()?,
+            7 => self.modify_volume_status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaimStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PersistentVolumeClaimTemplate is used to produce PersistentVolumeClaim objects as part of an EphemeralVolumeSource.
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeClaimTemplate` (proto `k8s.io.api.core.v1.PersistentVolumeClaimTemplate`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PersistentVolumeClaimTemplate {
     /// May contain labels and annotations that will be copied into the PVC when creating it. No other fields are allowed and will be rejected during validation.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// The specification for the PersistentVolumeClaim. The entire content is copied unchanged into the PVC that gets created from this template. The same fields as in a PersistentVolumeClaim are also valid here.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::api::core::v1::PersistentVolumeClaimSpec,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimTemplate {
+    const EXPECTING: &'static str = "struct PersistentVolumeClaimTemplate";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "metadata" => Some(0),
+            "spec" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = map.next_value()?,
+            1 => self.spec = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaimTemplate {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PersistentVolumeClaimVolumeSource references the user's PVC in the same namespace. This volume finds the bound PV and mounts that volume for the pod. A PersistentVolumeClaimVolumeSource is, essentially, a wrapper around another type of volume that is owned by someone else (the system).
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource` (proto `k8s.io.api.core.v1.PersistentVolumeClaimVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PersistentVolumeClaimVolumeSource {
     /// claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this volume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
-    #[serde(rename = "claimName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "claimName")]
     pub claim_name: String,
     /// readOnly Will force the ReadOnly setting in VolumeMounts. Default false.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimVolumeSource {
+    const EXPECTING: &'static str = "struct PersistentVolumeClaimVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "claimName" => Some(0),
+            "readOnly" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.claim_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaimVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PersistentVolumeList is a list of PersistentVolume items.
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeList` (proto `k8s.io.api.core.v1.PersistentVolumeList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PersistentVolumeList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a list of persistent volumes. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::PersistentVolume>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeList {
+    const EXPECTING: &'static str = "struct PersistentVolumeList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PersistentVolumeList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PersistentVolumeSource is similar to VolumeSource but meant for the
 /// administrator who creates PVs. Exactly one of its members must be set.
 ///
 /// Generated from proto `k8s.io.api.core.v1.PersistentVolumeSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PersistentVolumeSource {
     /// gcePersistentDisk represents a GCE Disk resource that is attached to a
     /// kubelet's host machine and then exposed to the pod. Provisioned by an admin.
@@ -2865,7 +7098,7 @@ pub struct PersistentVolumeSource {
     /// gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
     /// +optional
-    #[serde(rename = "gcePersistentDisk", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "gcePersistentDisk", skip_serializing_if = "Option::is_none")]
     pub gce_persistent_disk: Option<crate::api::core::v1::GCEPersistentDiskVolumeSource>,
     /// awsElasticBlockStore represents an AWS Disk resource that is attached to a
     /// kubelet's host machine and then exposed to the pod.
@@ -2873,7 +7106,7 @@ pub struct PersistentVolumeSource {
     /// awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
     /// +optional
-    #[serde(rename = "awsElasticBlockStore", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "awsElasticBlockStore", skip_serializing_if = "Option::is_none")]
     pub aws_elastic_block_store: Option<crate::api::core::v1::AWSElasticBlockStoreVolumeSource>,
     /// hostPath represents a directory on the host.
     /// Provisioned by a developer or tester.
@@ -2881,315 +7114,655 @@ pub struct PersistentVolumeSource {
     /// On-host storage is not supported in any way and WILL NOT WORK in a multi-node cluster.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
     /// +optional
-    #[serde(rename = "hostPath", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostPath", skip_serializing_if = "Option::is_none")]
     pub host_path: Option<crate::api::core::v1::HostPathVolumeSource>,
     /// glusterfs represents a Glusterfs volume that is attached to a host and
     /// exposed to the pod. Provisioned by an admin.
     /// Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported.
     /// More info: https://examples.k8s.io/volumes/glusterfs/README.md
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub glusterfs: Option<crate::api::core::v1::GlusterfsPersistentVolumeSource>,
     /// nfs represents an NFS mount on the host. Provisioned by an admin.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub nfs: Option<crate::api::core::v1::NFSVolumeSource>,
     /// rbd represents a Rados Block Device mount on the host that shares a pod's lifetime.
     /// Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported.
     /// More info: https://examples.k8s.io/volumes/rbd/README.md
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rbd: Option<crate::api::core::v1::RBDPersistentVolumeSource>,
     /// iscsi represents an ISCSI Disk resource that is attached to a
     /// kubelet's host machine and then exposed to the pod. Provisioned by an admin.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub iscsi: Option<crate::api::core::v1::ISCSIPersistentVolumeSource>,
     /// cinder represents a cinder volume attached and mounted on kubelets host machine.
     /// Deprecated: Cinder is deprecated. All operations for the in-tree cinder type
     /// are redirected to the cinder.csi.openstack.org CSI driver.
     /// More info: https://examples.k8s.io/mysql-cinder-pd/README.md
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cinder: Option<crate::api::core::v1::CinderPersistentVolumeSource>,
     /// cephFS represents a Ceph FS mount on the host that shares a pod's lifetime.
     /// Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cephfs: Option<crate::api::core::v1::CephFSPersistentVolumeSource>,
     /// fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fc: Option<crate::api::core::v1::FCVolumeSource>,
     /// flocker represents a Flocker volume attached to a kubelet's host machine and exposed to the pod for its usage. This depends on the Flocker control service being running.
     /// Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub flocker: Option<crate::api::core::v1::FlockerVolumeSource>,
     /// flexVolume represents a generic volume resource that is
     /// provisioned/attached using an exec based plugin.
     /// Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.
     /// +optional
-    #[serde(rename = "flexVolume", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "flexVolume", skip_serializing_if = "Option::is_none")]
     pub flex_volume: Option<crate::api::core::v1::FlexPersistentVolumeSource>,
     /// azureFile represents an Azure File Service mount on the host and bind mount to the pod.
     /// Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type
     /// are redirected to the file.csi.azure.com CSI driver.
     /// +optional
-    #[serde(rename = "azureFile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "azureFile", skip_serializing_if = "Option::is_none")]
     pub azure_file: Option<crate::api::core::v1::AzureFilePersistentVolumeSource>,
     /// vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine.
     /// Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type
     /// are redirected to the csi.vsphere.vmware.com CSI driver.
     /// +optional
-    #[serde(rename = "vsphereVolume", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "vsphereVolume", skip_serializing_if = "Option::is_none")]
     pub vsphere_volume: Option<crate::api::core::v1::VsphereVirtualDiskVolumeSource>,
     /// quobyte represents a Quobyte mount on the host that shares a pod's lifetime.
     /// Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub quobyte: Option<crate::api::core::v1::QuobyteVolumeSource>,
     /// azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.
     /// Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type
     /// are redirected to the disk.csi.azure.com CSI driver.
     /// +optional
-    #[serde(rename = "azureDisk", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "azureDisk", skip_serializing_if = "Option::is_none")]
     pub azure_disk: Option<crate::api::core::v1::AzureDiskVolumeSource>,
     /// photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine.
     /// Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.
-    #[serde(rename = "photonPersistentDisk", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "photonPersistentDisk", skip_serializing_if = "Option::is_none")]
     pub photon_persistent_disk: Option<crate::api::core::v1::PhotonPersistentDiskVolumeSource>,
     /// portworxVolume represents a portworx volume attached and mounted on kubelets host machine.
     /// Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type
     /// are redirected to the pxd.portworx.com CSI driver.
     /// +optional
-    #[serde(rename = "portworxVolume", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "portworxVolume", skip_serializing_if = "Option::is_none")]
     pub portworx_volume: Option<crate::api::core::v1::PortworxVolumeSource>,
     /// scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes.
     /// Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.
     /// +optional
-    #[serde(rename = "scaleIO", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "scaleIO", skip_serializing_if = "Option::is_none")]
     pub scale_io: Option<crate::api::core::v1::ScaleIOPersistentVolumeSource>,
     /// local represents directly-attached storage with node affinity
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub local: Option<crate::api::core::v1::LocalVolumeSource>,
     /// storageOS represents a StorageOS volume that is attached to the kubelet's host machine and mounted into the pod.
     /// Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported.
     /// More info: https://examples.k8s.io/volumes/storageos/README.md
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub storageos: Option<crate::api::core::v1::StorageOSPersistentVolumeSource>,
     /// csi represents storage that is handled by an external CSI driver.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub csi: Option<crate::api::core::v1::CSIPersistentVolumeSource>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeSource {
+    const EXPECTING: &'static str = "struct PersistentVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "gcePersistentDisk" => Some(0),
+            "awsElasticBlockStore" => Some(1),
+            "hostPath" => Some(2),
+            "glusterfs" => Some(3),
+            "nfs" => Some(4),
+            "rbd" => Some(5),
+            "iscsi" => Some(6),
+            "cinder" => Some(7),
+            "cephfs" => Some(8),
+            "fc" => Some(9),
+            "flocker" => Some(10),
+            "flexVolume" => Some(11),
+            "azureFile" => Some(12),
+            "vsphereVolume" => Some(13),
+            "quobyte" => Some(14),
+            "azureDisk" => Some(15),
+            "photonPersistentDisk" => Some(16),
+            "portworxVolume" => Some(17),
+            "scaleIO" => Some(18),
+            "local" => Some(19),
+            "storageos" => Some(20),
+            "csi" => Some(21),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.gce_persistent_disk = map.next_value()?,
+            1 => self.aws_elastic_block_store = map.next_value()?,
+            2 => self.host_path = map.next_value()?,
+            3 => self.glusterfs = map.next_value()?,
+            4 => self.nfs = map.next_value()?,
+            5 => self.rbd = map.next_value()?,
+            6 => self.iscsi = map.next_value()?,
+            7 => self.cinder = map.next_value()?,
+            8 => self.cephfs = map.next_value()?,
+            9 => self.fc = map.next_value()?,
+            10 => self.flocker = map.next_value()?,
+            11 => self.flex_volume = map.next_value()?,
+            12 => self.azure_file = map.next_value()?,
+            13 => self.vsphere_volume = map.next_value()?,
+            14 => self.quobyte = map.next_value()?,
+            15 => self.azure_disk = map.next_value()?,
+            16 => self.photon_persistent_disk = map.next_value()?,
+            17 => self.portworx_volume = map.next_value()?,
+            18 => self.scale_io = map.next_value()?,
+            19 => self.local = map.next_value()?,
+            20 => self.storageos = map.next_value()?,
+            21 => self.csi = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PersistentVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PersistentVolumeSpec is the specification of a persistent volume.
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeSpec` (proto `k8s.io.api.core.v1.PersistentVolumeSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PersistentVolumeSpec {
     /// capacity is the description of the persistent volume's resources and capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub capacity: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin. Deprecated: GCEPersistentDisk is deprecated. All operations for the in-tree gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(rename = "gcePersistentDisk", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "gcePersistentDisk", skip_serializing_if = "Option::is_none")]
     pub gce_persistent_disk: Option<crate::api::core::v1::GCEPersistentDiskVolumeSource>,
     /// awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
-    #[serde(rename = "awsElasticBlockStore", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "awsElasticBlockStore", skip_serializing_if = "Option::is_none")]
     pub aws_elastic_block_store: Option<crate::api::core::v1::AWSElasticBlockStoreVolumeSource>,
     /// hostPath represents a directory on the host. Provisioned by a developer or tester. This is useful for single-node development and testing only! On-host storage is not supported in any way and WILL NOT WORK in a multi-node cluster. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
-    #[serde(rename = "hostPath", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostPath", skip_serializing_if = "Option::is_none")]
     pub host_path: Option<crate::api::core::v1::HostPathVolumeSource>,
     /// glusterfs represents a Glusterfs volume that is attached to a host and exposed to the pod. Provisioned by an admin. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported. More info: https://examples.k8s.io/volumes/glusterfs/README.md
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub glusterfs: Option<crate::api::core::v1::GlusterfsPersistentVolumeSource>,
     /// nfs represents an NFS mount on the host. Provisioned by an admin. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub nfs: Option<crate::api::core::v1::NFSVolumeSource>,
     /// rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported. More info: https://examples.k8s.io/volumes/rbd/README.md
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rbd: Option<crate::api::core::v1::RBDPersistentVolumeSource>,
     /// iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub iscsi: Option<crate::api::core::v1::ISCSIPersistentVolumeSource>,
     /// cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated. All operations for the in-tree cinder type are redirected to the cinder.csi.openstack.org CSI driver. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cinder: Option<crate::api::core::v1::CinderPersistentVolumeSource>,
     /// cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cephfs: Option<crate::api::core::v1::CephFSPersistentVolumeSource>,
     /// fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fc: Option<crate::api::core::v1::FCVolumeSource>,
     /// flocker represents a Flocker volume attached to a kubelet's host machine and exposed to the pod for its usage. This depends on the Flocker control service being running. Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub flocker: Option<crate::api::core::v1::FlockerVolumeSource>,
     /// flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.
-    #[serde(rename = "flexVolume", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "flexVolume", skip_serializing_if = "Option::is_none")]
     pub flex_volume: Option<crate::api::core::v1::FlexPersistentVolumeSource>,
     /// azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are redirected to the file.csi.azure.com CSI driver.
-    #[serde(rename = "azureFile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "azureFile", skip_serializing_if = "Option::is_none")]
     pub azure_file: Option<crate::api::core::v1::AzureFilePersistentVolumeSource>,
     /// vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.
-    #[serde(rename = "vsphereVolume", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "vsphereVolume", skip_serializing_if = "Option::is_none")]
     pub vsphere_volume: Option<crate::api::core::v1::VsphereVirtualDiskVolumeSource>,
     /// quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub quobyte: Option<crate::api::core::v1::QuobyteVolumeSource>,
     /// azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are redirected to the disk.csi.azure.com CSI driver.
-    #[serde(rename = "azureDisk", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "azureDisk", skip_serializing_if = "Option::is_none")]
     pub azure_disk: Option<crate::api::core::v1::AzureDiskVolumeSource>,
     /// photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.
-    #[serde(rename = "photonPersistentDisk", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "photonPersistentDisk", skip_serializing_if = "Option::is_none")]
     pub photon_persistent_disk: Option<crate::api::core::v1::PhotonPersistentDiskVolumeSource>,
     /// portworxVolume represents a portworx volume attached and mounted on kubelets host machine. Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type are redirected to the pxd.portworx.com CSI driver.
-    #[serde(rename = "portworxVolume", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "portworxVolume", skip_serializing_if = "Option::is_none")]
     pub portworx_volume: Option<crate::api::core::v1::PortworxVolumeSource>,
     /// scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.
-    #[serde(rename = "scaleIO", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "scaleIO", skip_serializing_if = "Option::is_none")]
     pub scale_io: Option<crate::api::core::v1::ScaleIOPersistentVolumeSource>,
     /// local represents directly-attached storage with node affinity
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub local: Option<crate::api::core::v1::LocalVolumeSource>,
     /// storageOS represents a StorageOS volume that is attached to the kubelet's host machine and mounted into the pod. Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported. More info: https://examples.k8s.io/volumes/storageos/README.md
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub storageos: Option<crate::api::core::v1::StorageOSPersistentVolumeSource>,
     /// csi represents storage that is handled by an external CSI driver.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub csi: Option<crate::api::core::v1::CSIPersistentVolumeSource>,
     /// accessModes contains all ways the volume can be mounted. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes
-    #[serde(rename = "accessModes", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "accessModes", skip_serializing_if = "Vec::is_empty")]
     pub access_modes: Vec<String>,
     /// claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between PV and PVC. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding
-    #[serde(rename = "claimRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "claimRef", skip_serializing_if = "Option::is_none")]
     pub claim_ref: Option<crate::api::core::v1::ObjectReference>,
     /// persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported by the volume plugin underlying this PersistentVolume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming
-    #[serde(rename = "persistentVolumeReclaimPolicy", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "persistentVolumeReclaimPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub persistent_volume_reclaim_policy: Option<String>,
     /// storageClassName is the name of StorageClass to which this persistent volume belongs. Empty value means that this volume does not belong to any StorageClass.
-    #[serde(rename = "storageClassName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "storageClassName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_class_name: Option<String>,
     /// mountOptions is the list of mount options, e.g. ["ro", "soft"]. Not validated - mount will simply fail if one is invalid. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes/#mount-options
-    #[serde(rename = "mountOptions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "mountOptions", skip_serializing_if = "Vec::is_empty")]
     pub mount_options: Vec<String>,
     /// volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.
-    #[serde(rename = "volumeMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "volumeMode", skip_serializing_if = "Option::is_none")]
     pub volume_mode: Option<String>,
     /// nodeAffinity defines constraints that limit what nodes this volume can be accessed from. This field influences the scheduling of pods that use this volume. This field is mutable if MutablePVNodeAffinity feature gate is enabled.
-    #[serde(rename = "nodeAffinity", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeAffinity", skip_serializing_if = "Option::is_none")]
     pub node_affinity: Option<crate::api::core::v1::VolumeNodeAffinity>,
     /// Name of VolumeAttributesClass to which this persistent volume belongs. Empty value is not allowed. When this field is not set, it indicates that this volume does not belong to any VolumeAttributesClass. This field is mutable and can be changed by the CSI driver after a volume has been updated successfully to a new class. For an unbound PersistentVolume, the volumeAttributesClassName will be matched with unbound PersistentVolumeClaims during the binding process.
-    #[serde(rename = "volumeAttributesClassName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "volumeAttributesClassName", skip_serializing_if = "Option::is_none")]
     pub volume_attributes_class_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeSpec {
+    const EXPECTING: &'static str = "struct PersistentVolumeSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "capacity" => Some(0),
+            "gcePersistentDisk" => Some(1),
+            "awsElasticBlockStore" => Some(2),
+            "hostPath" => Some(3),
+            "glusterfs" => Some(4),
+            "nfs" => Some(5),
+            "rbd" => Some(6),
+            "iscsi" => Some(7),
+            "cinder" => Some(8),
+            "cephfs" => Some(9),
+            "fc" => Some(10),
+            "flocker" => Some(11),
+            "flexVolume" => Some(12),
+            "azureFile" => Some(13),
+            "vsphereVolume" => Some(14),
+            "quobyte" => Some(15),
+            "azureDisk" => Some(16),
+            "photonPersistentDisk" => Some(17),
+            "portworxVolume" => Some(18),
+            "scaleIO" => Some(19),
+            "local" => Some(20),
+            "storageos" => Some(21),
+            "csi" => Some(22),
+            "accessModes" => Some(23),
+            "claimRef" => Some(24),
+            "persistentVolumeReclaimPolicy" => Some(25),
+            "storageClassName" => Some(26),
+            "mountOptions" => Some(27),
+            "volumeMode" => Some(28),
+            "nodeAffinity" => Some(29),
+            "volumeAttributesClassName" => Some(30),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.capacity = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.gce_persistent_disk = map.next_value()?,
+            2 => self.aws_elastic_block_store = map.next_value()?,
+            3 => self.host_path = map.next_value()?,
+            4 => self.glusterfs = map.next_value()?,
+            5 => self.nfs = map.next_value()?,
+            6 => self.rbd = map.next_value()?,
+            7 => self.iscsi = map.next_value()?,
+            8 => self.cinder = map.next_value()?,
+            9 => self.cephfs = map.next_value()?,
+            10 => self.fc = map.next_value()?,
+            11 => self.flocker = map.next_value()?,
+            12 => self.flex_volume = map.next_value()?,
+            13 => self.azure_file = map.next_value()?,
+            14 => self.vsphere_volume = map.next_value()?,
+            15 => self.quobyte = map.next_value()?,
+            16 => self.azure_disk = map.next_value()?,
+            17 => self.photon_persistent_disk = map.next_value()?,
+            18 => self.portworx_volume = map.next_value()?,
+            19 => self.scale_io = map.next_value()?,
+            20 => self.local = map.next_value()?,
+            21 => self.storageos = map.next_value()?,
+            22 => self.csi = map.next_value()?,
+            23 => self.access_modes = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            24 => self.claim_ref = map.next_value()?,
+            25 => self.persistent_volume_reclaim_policy = map.next_value()?,
+            26 => self.storage_class_name = map.next_value()?,
+            27 => self.mount_options = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            28 => self.volume_mode = map.next_value()?,
+            29 => self.node_affinity = map.next_value()?,
+            30 => self.volume_attributes_class_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PersistentVolumeSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PersistentVolumeStatus is the current status of a persistent volume.
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeStatus` (proto `k8s.io.api.core.v1.PersistentVolumeStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PersistentVolumeStatus {
     /// phase indicates if a volume is available, bound to a claim, or released by a claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub phase: Option<String>,
     /// message is a human-readable message indicating details about why the volume is in this state.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// reason is a brief CamelCase string that describes any failure and is meant for machine parsing and tidy display in the CLI.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// lastPhaseTransitionTime is the time the phase transitioned from one to another and automatically resets to current time everytime a volume phase transitions.
-    #[serde(rename = "lastPhaseTransitionTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastPhaseTransitionTime", skip_serializing_if = "Option::is_none")]
     pub last_phase_transition_time: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeStatus {
+    const EXPECTING: &'static str = "struct PersistentVolumeStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "phase" => Some(0),
+            "message" => Some(1),
+            "reason" => Some(2),
+            "lastPhaseTransitionTime" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.phase = map.next_value()?,
+            1 => self.message = map.next_value()?,
+            2 => self.reason = map.next_value()?,
+            3 => self.last_phase_transition_time = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PersistentVolumeStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a Photon Controller persistent disk resource.
 ///
 /// Generated from `io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource` (proto `k8s.io.api.core.v1.PhotonPersistentDiskVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PhotonPersistentDiskVolumeSource {
     /// pdID is the ID that identifies Photon Controller persistent disk
-    #[serde(rename = "pdID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "pdID")]
     pub pd_id: String,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PhotonPersistentDiskVolumeSource {
+    const EXPECTING: &'static str = "struct PhotonPersistentDiskVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "pdID" => Some(0),
+            "fsType" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.pd_id = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.fs_type = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PhotonPersistentDiskVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Pod is a collection of containers that can run on a host. This resource is created by clients and scheduled onto hosts.
 ///
 /// Generated from `io.k8s.api.core.v1.Pod` (proto `k8s.io.api.core.v1.Pod`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Pod {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of the pod. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::PodSpec>,
     /// Most recently observed status of the pod. This data may not be up to date. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::PodStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Pod {
+    const EXPECTING: &'static str = "struct Pod";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Pod {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Pod affinity is a group of inter pod affinity scheduling rules.
 ///
 /// Generated from `io.k8s.api.core.v1.PodAffinity` (proto `k8s.io.api.core.v1.PodAffinity`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodAffinity {
     /// If the affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to a pod label update), the system may or may not try to eventually evict the pod from its node. When there are multiple elements, the lists of nodes corresponding to each podAffinityTerm are intersected, i.e. all terms must be satisfied.
-    #[serde(rename = "requiredDuringSchedulingIgnoredDuringExecution", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "requiredDuringSchedulingIgnoredDuringExecution", skip_serializing_if = "Vec::is_empty")]
     pub required_during_scheduling_ignored_during_execution: Vec<crate::api::core::v1::PodAffinityTerm>,
     /// The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the elements of this field and adding "weight" to the sum if the node has pods which matches the corresponding podAffinityTerm; the node(s) with the highest sum are the most preferred.
-    #[serde(rename = "preferredDuringSchedulingIgnoredDuringExecution", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "preferredDuringSchedulingIgnoredDuringExecution", skip_serializing_if = "Vec::is_empty")]
     pub preferred_during_scheduling_ignored_during_execution: Vec<crate::api::core::v1::WeightedPodAffinityTerm>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodAffinity {
+    const EXPECTING: &'static str = "struct PodAffinity";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "requiredDuringSchedulingIgnoredDuringExecution" => Some(0),
+            "preferredDuringSchedulingIgnoredDuringExecution" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.required_during_scheduling_ignored_during_execution = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.preferred_during_scheduling_ignored_during_execution = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodAffinity {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity) with, where co-located is defined as running on a node whose value of the label with key <topologyKey> matches that of any node on which a pod of the set of pods is running
 ///
 /// Generated from `io.k8s.api.core.v1.PodAffinityTerm` (proto `k8s.io.api.core.v1.PodAffinityTerm`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodAffinityTerm {
     /// A label query over a set of resources, in this case pods. If it's null, this PodAffinityTerm matches with no Pods.
-    #[serde(rename = "labelSelector", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "labelSelector", skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// namespaces specifies a static list of namespace names that the term applies to. The term is applied to the union of the namespaces listed in this field and the ones selected by namespaceSelector. null or empty namespaces list and null namespaceSelector means "this pod's namespace".
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub namespaces: Vec<String>,
     /// This pod should be co-located (affinity) or not co-located (anti-affinity) with the pods matching the labelSelector in the specified namespaces, where co-located is defined as running on a node whose value of the label with key topologyKey matches that of any node on which any of the selected pods is running. Empty topologyKey is not allowed.
-    #[serde(rename = "topologyKey", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "topologyKey")]
     pub topology_key: String,
     /// A label query over the set of namespaces that the term applies to. The term is applied to the union of the namespaces selected by this field and the ones listed in the namespaces field. null selector and null or empty namespaces list means "this pod's namespace". An empty selector ({}) matches all namespaces.
-    #[serde(rename = "namespaceSelector", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// MatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key in (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod's pod (anti) affinity. Keys that don't exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both matchLabelKeys and labelSelector. Also, matchLabelKeys cannot be set when labelSelector isn't set.
-    #[serde(rename = "matchLabelKeys", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "matchLabelKeys", skip_serializing_if = "Vec::is_empty")]
     pub match_label_keys: Vec<String>,
     /// MismatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key notin (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod's pod (anti) affinity. Keys that don't exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both mismatchLabelKeys and labelSelector. Also, mismatchLabelKeys cannot be set when labelSelector isn't set.
-    #[serde(rename = "mismatchLabelKeys", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "mismatchLabelKeys", skip_serializing_if = "Vec::is_empty")]
     pub mismatch_label_keys: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodAffinityTerm {
+    const EXPECTING: &'static str = "struct PodAffinityTerm";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "labelSelector" => Some(0),
+            "namespaces" => Some(1),
+            "topologyKey" => Some(2),
+            "namespaceSelector" => Some(3),
+            "matchLabelKeys" => Some(4),
+            "mismatchLabelKeys" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.label_selector = map.next_value()?,
+            1 => self.namespaces = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.topology_key = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.namespace_selector = map.next_value()?,
+            4 => self.match_label_keys = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.mismatch_label_keys = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodAffinityTerm {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Pod anti affinity is a group of inter pod anti affinity scheduling rules.
 ///
 /// Generated from `io.k8s.api.core.v1.PodAntiAffinity` (proto `k8s.io.api.core.v1.PodAntiAffinity`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodAntiAffinity {
     /// If the anti-affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the anti-affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to a pod label update), the system may or may not try to eventually evict the pod from its node. When there are multiple elements, the lists of nodes corresponding to each podAffinityTerm are intersected, i.e. all terms must be satisfied.
-    #[serde(rename = "requiredDuringSchedulingIgnoredDuringExecution", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "requiredDuringSchedulingIgnoredDuringExecution", skip_serializing_if = "Vec::is_empty")]
     pub required_during_scheduling_ignored_during_execution: Vec<crate::api::core::v1::PodAffinityTerm>,
     /// The scheduler will prefer to schedule pods to nodes that satisfy the anti-affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling anti-affinity expressions, etc.), compute a sum by iterating through the elements of this field and subtracting "weight" from the sum if the node has pods which matches the corresponding podAffinityTerm; the node(s) with the highest sum are the most preferred.
-    #[serde(rename = "preferredDuringSchedulingIgnoredDuringExecution", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "preferredDuringSchedulingIgnoredDuringExecution", skip_serializing_if = "Vec::is_empty")]
     pub preferred_during_scheduling_ignored_during_execution: Vec<crate::api::core::v1::WeightedPodAffinityTerm>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodAntiAffinity {
+    const EXPECTING: &'static str = "struct PodAntiAffinity";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "requiredDuringSchedulingIgnoredDuringExecution" => Some(0),
+            "preferredDuringSchedulingIgnoredDuringExecution" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.required_during_scheduling_ignored_during_execution = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.preferred_during_scheduling_ignored_during_execution = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodAntiAffinity {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodAttachOptions is the query options to a Pod's remote attach call.
@@ -3198,55 +7771,93 @@ pub struct PodAntiAffinity {
 /// and also when we cut V2, we should export a "StreamOptions" or somesuch that contains Stdin, Stdout, Stder and TTY
 ///
 /// Generated from proto `k8s.io.api.core.v1.PodAttachOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodAttachOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Stdin if true, redirects the standard input stream of the pod for this call.
     /// Defaults to false.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin: Option<bool>,
     /// Stdout if true indicates that stdout is to be redirected for the attach call.
     /// Defaults to true.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdout: Option<bool>,
     /// Stderr if true indicates that stderr is to be redirected for the attach call.
     /// Defaults to true.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stderr: Option<bool>,
     /// TTY if true indicates that a tty will be allocated for the attach call.
     /// This is passed through the container runtime so the tty
     /// is allocated on the worker node by the container runtime.
     /// Defaults to false.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub tty: Option<bool>,
     /// The container in which to execute the command.
     /// Defaults to only container if there is only one container in the pod.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub container: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodAttachOptions {
+    const EXPECTING: &'static str = "struct PodAttachOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "stdin" => Some(2),
+            "stdout" => Some(3),
+            "stderr" => Some(4),
+            "tty" => Some(5),
+            "container" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.stdin = map.next_value()?,
+            3 => self.stdout = map.next_value()?,
+            4 => self.stderr = map.next_value()?,
+            5 => self.tty = map.next_value()?,
+            6 => self.container = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodAttachOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodCertificateProjection provides a private key and X.509 certificate in the pod filesystem.
 ///
 /// Generated from `io.k8s.api.core.v1.PodCertificateProjection` (proto `k8s.io.api.core.v1.PodCertificateProjection`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodCertificateProjection {
     /// Kubelet's generated CSRs will be addressed to this signer.
-    #[serde(rename = "signerName", default, skip_serializing_if = "::kapi_apimachinery::go::is_zero", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "signerName", skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub signer_name: String,
     /// The type of keypair Kubelet will generate for the pod.
     ///
     /// Valid values are "RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", and "ED25519".
-    #[serde(rename = "keyType", default, skip_serializing_if = "::kapi_apimachinery::go::is_zero", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "keyType", skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub key_type: String,
     /// maxExpirationSeconds is the maximum lifetime permitted for the certificate.
     ///
@@ -3255,7 +7866,7 @@ pub struct PodCertificateProjection {
     /// If omitted, kube-apiserver will set it to 86400(24 hours). kube-apiserver will reject values shorter than 3600 (1 hour).  The maximum allowable value is 7862400 (91 days).
     ///
     /// The signer implementation is then free to issue a certificate with any lifetime *shorter* than MaxExpirationSeconds, but no shorter than 3600 seconds (1 hour).  This constraint is enforced by kube-apiserver. `kubernetes.io` signers will never issue certificates with a lifetime longer than 24 hours.
-    #[serde(rename = "maxExpirationSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maxExpirationSeconds", skip_serializing_if = "Option::is_none")]
     pub max_expiration_seconds: Option<i32>,
     /// Write the credential bundle at this path in the projected volume.
     ///
@@ -3264,17 +7875,17 @@ pub struct PodCertificateProjection {
     /// The remaining blocks are CERTIFICATE blocks, containing the issued certificate chain from the signer (leaf and any intermediates).
     ///
     /// Using credentialBundlePath lets your Pod's application code make a single atomic read that retrieves a consistent key and certificate chain.  If you project them to separate files, your application code will need to additionally check that the leaf certificate was issued to the key.
-    #[serde(rename = "credentialBundlePath", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "credentialBundlePath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub credential_bundle_path: Option<String>,
     /// Write the key at this path in the projected volume.
     ///
     /// Most applications should use credentialBundlePath.  When using keyPath and certificateChainPath, your application needs to check that the key and leaf certificate are consistent, because it is possible to read the files mid-rotation.
-    #[serde(rename = "keyPath", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "keyPath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub key_path: Option<String>,
     /// Write the certificate chain at this path in the projected volume.
     ///
     /// Most applications should use credentialBundlePath.  When using keyPath and certificateChainPath, your application needs to check that the key and leaf certificate are consistent, because it is possible to read the files mid-rotation.
-    #[serde(rename = "certificateChainPath", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "certificateChainPath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub certificate_chain_path: Option<String>,
     /// userAnnotations allow pod authors to pass additional information to the signer implementation.  Kubernetes does not restrict or validate this metadata in any way.
     ///
@@ -3283,65 +7894,197 @@ pub struct PodCertificateProjection {
     /// Entries are subject to the same validation as object metadata annotations, with the addition that all keys must be domain-prefixed. No restrictions are placed on values, except an overall size limitation on the entire field.
     ///
     /// Signers should document the keys and values they support. Signers should deny requests that contain keys they do not recognize.
-    #[serde(rename = "userAnnotations", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "userAnnotations", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub user_annotations: ::std::collections::BTreeMap<String, String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodCertificateProjection {
+    const EXPECTING: &'static str = "struct PodCertificateProjection";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "signerName" => Some(0),
+            "keyType" => Some(1),
+            "maxExpirationSeconds" => Some(2),
+            "credentialBundlePath" => Some(3),
+            "keyPath" => Some(4),
+            "certificateChainPath" => Some(5),
+            "userAnnotations" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.signer_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.key_type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.max_expiration_seconds = map.next_value()?,
+            3 => self.credential_bundle_path = map.next_value()?,
+            4 => self.key_path = map.next_value()?,
+            5 => self.certificate_chain_path = map.next_value()?,
+            6 => self.user_annotations = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodCertificateProjection {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodCondition contains details for the current condition of this pod.
 ///
 /// Generated from `io.k8s.api.core.v1.PodCondition` (proto `k8s.io.api.core.v1.PodCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodCondition {
     /// Type is the type of the condition. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// If set, this represents the .metadata.generation that the pod condition was set based upon.
-    #[serde(rename = "observedGeneration", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// Status is the status of the condition. Can be True, False, Unknown. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub status: String,
     /// Last time we probed the condition.
-    #[serde(rename = "lastProbeTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastProbeTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_probe_time: Option<::kapi_apimachinery::Time>,
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// Unique, one-word, CamelCase reason for the condition's last transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Human-readable message indicating details about last transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodCondition {
+    const EXPECTING: &'static str = "struct PodCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "observedGeneration" => Some(1),
+            "status" => Some(2),
+            "lastProbeTime" => Some(3),
+            "lastTransitionTime" => Some(4),
+            "reason" => Some(5),
+            "message" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.observed_generation = map.next_value()?,
+            2 => self.status = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.last_probe_time = map.next_value()?,
+            4 => self.last_transition_time = map.next_value()?,
+            5 => self.reason = map.next_value()?,
+            6 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodDNSConfig defines the DNS parameters of a pod in addition to those generated from DNSPolicy.
 ///
 /// Generated from `io.k8s.api.core.v1.PodDNSConfig` (proto `k8s.io.api.core.v1.PodDNSConfig`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodDNSConfig {
     /// A list of DNS name server IP addresses. This will be appended to the base nameservers generated from DNSPolicy. Duplicated nameservers will be removed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub nameservers: Vec<String>,
     /// A list of DNS search domains for host-name lookup. This will be appended to the base search paths generated from DNSPolicy. Duplicated search paths will be removed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub searches: Vec<String>,
     /// A list of DNS resolver options. This will be merged with the base options generated from DNSPolicy. Duplicated entries will be removed. Resolution options given in Options will override those that appear in the base DNSPolicy.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<crate::api::core::v1::PodDNSConfigOption>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodDNSConfig {
+    const EXPECTING: &'static str = "struct PodDNSConfig";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "nameservers" => Some(0),
+            "searches" => Some(1),
+            "options" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.nameservers = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.searches = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.options = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodDNSConfig {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodDNSConfigOption defines DNS resolver options of a pod.
 ///
 /// Generated from `io.k8s.api.core.v1.PodDNSConfigOption` (proto `k8s.io.api.core.v1.PodDNSConfigOption`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodDNSConfigOption {
     /// Name is this DNS resolver option's name. Required.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// Value is this DNS resolver option's value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodDNSConfigOption {
+    const EXPECTING: &'static str = "struct PodDNSConfigOption";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "value" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.value = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodDNSConfigOption {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodExecOptions is the query options to a Pod's remote exec call.
@@ -3350,138 +8093,263 @@ pub struct PodDNSConfigOption {
 /// and also when we cut V2, we should export a "StreamOptions" or somesuch that contains Stdin, Stdout, Stder and TTY
 ///
 /// Generated from proto `k8s.io.api.core.v1.PodExecOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodExecOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Redirect the standard input stream of the pod for this call.
     /// Defaults to false.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin: Option<bool>,
     /// Redirect the standard output stream of the pod for this call.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdout: Option<bool>,
     /// Redirect the standard error stream of the pod for this call.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stderr: Option<bool>,
     /// TTY if true indicates that a tty will be allocated for the exec call.
     /// Defaults to false.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub tty: Option<bool>,
     /// Container in which to execute the command.
     /// Defaults to only container if there is only one container in the pod.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub container: Option<String>,
     /// Command is the remote command to execute. argv array. Not executed within a shell.
     /// +listType=atomic
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub command: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodExecOptions {
+    const EXPECTING: &'static str = "struct PodExecOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "stdin" => Some(2),
+            "stdout" => Some(3),
+            "stderr" => Some(4),
+            "tty" => Some(5),
+            "container" => Some(6),
+            "command" => Some(7),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.stdin = map.next_value()?,
+            3 => self.stdout = map.next_value()?,
+            4 => self.stderr = map.next_value()?,
+            5 => self.tty = map.next_value()?,
+            6 => self.container = map.next_value()?,
+            7 => self.command = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodExecOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodExtendedResourceClaimStatus is stored in the PodStatus for the extended resource requests backed by DRA. It stores the generated name for the corresponding special ResourceClaim created by the scheduler.
 ///
 /// Generated from `io.k8s.api.core.v1.PodExtendedResourceClaimStatus` (proto `k8s.io.api.core.v1.PodExtendedResourceClaimStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodExtendedResourceClaimStatus {
     /// RequestMappings identifies the mapping of <container, extended resource backed by DRA> to  device request in the generated ResourceClaim.
-    #[serde(rename = "requestMappings", default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "requestMappings", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub request_mappings: Vec<crate::api::core::v1::ContainerExtendedResourceRequest>,
     /// ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the namespace of the Pod.
-    #[serde(rename = "resourceClaimName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "resourceClaimName")]
     pub resource_claim_name: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodExtendedResourceClaimStatus {
+    const EXPECTING: &'static str = "struct PodExtendedResourceClaimStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "requestMappings" => Some(0),
+            "resourceClaimName" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.request_mappings = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.resource_claim_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodExtendedResourceClaimStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodIP represents a single IP address allocated to the pod.
 ///
 /// Generated from `io.k8s.api.core.v1.PodIP` (proto `k8s.io.api.core.v1.PodIP`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodIP {
     /// IP is the IP address assigned to the pod
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub ip: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodIP {
+    const EXPECTING: &'static str = "struct PodIP";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "ip" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.ip = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodIP {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodList is a list of Pods.
 ///
 /// Generated from `io.k8s.api.core.v1.PodList` (proto `k8s.io.api.core.v1.PodList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of pods. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::Pod>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodList {
+    const EXPECTING: &'static str = "struct PodList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodLogOptions is the query options for a Pod's logs REST call.
 ///
 /// Generated from proto `k8s.io.api.core.v1.PodLogOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodLogOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// The container for which to stream logs. Defaults to only container if there is one container in the pod.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub container: Option<String>,
     /// Follow the log stream of the pod. Defaults to false.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub follow: Option<bool>,
     /// Return previous terminated container logs. Defaults to false.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub previous: Option<bool>,
     /// A relative time in seconds before the current time from which to show logs. If this value
     /// precedes the time a pod was started, only logs since the pod start will be returned.
     /// If this value is in the future, no logs will be returned.
     /// Only one of sinceSeconds or sinceTime may be specified.
     /// +optional
-    #[serde(rename = "sinceSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sinceSeconds", skip_serializing_if = "Option::is_none")]
     pub since_seconds: Option<i64>,
     /// An RFC3339 timestamp from which to show logs. If this value
     /// precedes the time a pod was started, only logs since the pod start will be returned.
     /// If this value is in the future, no logs will be returned.
     /// Only one of sinceSeconds or sinceTime may be specified.
     /// +optional
-    #[serde(rename = "sinceTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sinceTime", skip_serializing_if = "Option::is_none")]
     pub since_time: Option<::kapi_apimachinery::Time>,
     /// If true, add an RFC3339 or RFC3339Nano timestamp at the beginning of every line
     /// of log output. Defaults to false.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub timestamps: Option<bool>,
     /// If set, the number of lines from the end of the logs to show. If not specified,
     /// logs are shown from the creation of the container or sinceSeconds or sinceTime.
     /// Note that when "TailLines" is specified, "Stream" can only be set to nil or "All".
     /// +optional
-    #[serde(rename = "tailLines", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "tailLines", skip_serializing_if = "Option::is_none")]
     pub tail_lines: Option<i64>,
     /// If set, the number of bytes to read from the server before terminating the
     /// log output. This may not display a complete final line of logging, and may return
     /// slightly more or slightly less than the specified limit.
     /// +optional
-    #[serde(rename = "limitBytes", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "limitBytes", skip_serializing_if = "Option::is_none")]
     pub limit_bytes: Option<i64>,
     /// insecureSkipTLSVerifyBackend indicates that the apiserver should not confirm the validity of the
     /// serving certificate of the backend it is connecting to.  This will make the HTTPS connection between the apiserver
@@ -3490,7 +8358,7 @@ pub struct PodLogOptions {
     /// connection to the real kubelet is vulnerable to a man in the middle attack (e.g. an attacker could not intercept
     /// the actual log data coming from the real kubelet).
     /// +optional
-    #[serde(rename = "insecureSkipTLSVerifyBackend", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "insecureSkipTLSVerifyBackend", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub insecure_skip_tls_verify_backend: Option<bool>,
     /// Specify which container log stream to return to the client.
     /// Acceptable values are "All", "Stdout" and "Stderr". If not specified, "All" is used, and both stdout and stderr
@@ -3498,18 +8366,91 @@ pub struct PodLogOptions {
     /// Note that when "TailLines" is specified, "Stream" can only be set to nil or "All".
     /// +featureGate=PodLogsQuerySplitStreams
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stream: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodLogOptions {
+    const EXPECTING: &'static str = "struct PodLogOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "container" => Some(2),
+            "follow" => Some(3),
+            "previous" => Some(4),
+            "sinceSeconds" => Some(5),
+            "sinceTime" => Some(6),
+            "timestamps" => Some(7),
+            "tailLines" => Some(8),
+            "limitBytes" => Some(9),
+            "insecureSkipTLSVerifyBackend" => Some(10),
+            "stream" => Some(11),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.container = map.next_value()?,
+            3 => self.follow = map.next_value()?,
+            4 => self.previous = map.next_value()?,
+            5 => self.since_seconds = map.next_value()?,
+            6 => self.since_time = map.next_value()?,
+            7 => self.timestamps = map.next_value()?,
+            8 => self.tail_lines = map.next_value()?,
+            9 => self.limit_bytes = map.next_value()?,
+            10 => self.insecure_skip_tls_verify_backend = map.next_value()?,
+            11 => self.stream = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodLogOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodOS defines the OS parameters of a pod.
 ///
 /// Generated from `io.k8s.api.core.v1.PodOS` (proto `k8s.io.api.core.v1.PodOS`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodOS {
     /// Name is the name of the operating system. The currently supported values are linux and windows. Additional value may be defined in future and can be one of: https://github.com/opencontainers/runtime-spec/blob/master/config.md#platform-specific-configuration Clients should expect to handle additional values and treat unrecognized values in this field as os: null
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodOS {
+    const EXPECTING: &'static str = "struct PodOS";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodOS {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodPortForwardOptions is the query options to a Pod's port forward call
@@ -3520,47 +8461,133 @@ pub struct PodOS {
 /// to be passed in the `port` header as part of request.
 ///
 /// Generated from proto `k8s.io.api.core.v1.PodPortForwardOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodPortForwardOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// List of ports to forward
     /// Required when using WebSockets
     /// +optional
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodPortForwardOptions {
+    const EXPECTING: &'static str = "struct PodPortForwardOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "ports" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.ports = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodPortForwardOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodProxyOptions is the query options to a Pod's proxy call.
 ///
 /// Generated from proto `k8s.io.api.core.v1.PodProxyOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodProxyOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Path is the URL path to use for the current proxy request to pod.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodProxyOptions {
+    const EXPECTING: &'static str = "struct PodProxyOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "path" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.path = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodProxyOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodReadinessGate contains the reference to a pod condition
 ///
 /// Generated from `io.k8s.api.core.v1.PodReadinessGate` (proto `k8s.io.api.core.v1.PodReadinessGate`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodReadinessGate {
     /// ConditionType refers to a condition in the pod's condition list with matching type.
-    #[serde(rename = "conditionType", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "conditionType")]
     pub condition_type: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodReadinessGate {
+    const EXPECTING: &'static str = "struct PodReadinessGate";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "conditionType" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.condition_type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodReadinessGate {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodResourceClaim references exactly one ResourceClaim, either directly or by naming a ResourceClaimTemplate which is then turned into a ResourceClaim for the pod.
@@ -3570,15 +8597,14 @@ pub struct PodReadinessGate {
 /// When the DRAWorkloadResourceClaims feature gate is enabled and this Pod belongs to a PodGroup, a PodResourceClaim is matched to a PodGroupResourceClaim if all of their fields are equal (Name, ResourceClaimName, and ResourceClaimTemplateName). A matched claim references a single ResourceClaim shared across all Pods in the PodGroup, reserved for the PodGroup in ResourceClaimStatus.ReservedFor rather than for individual Pods.
 ///
 /// Generated from `io.k8s.api.core.v1.PodResourceClaim` (proto `k8s.io.api.core.v1.PodResourceClaim`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodResourceClaim {
     /// Name uniquely identifies this resource claim inside the pod. This must be a DNS_LABEL.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// ResourceClaimName is the name of a ResourceClaim object in the same namespace as this pod.
     ///
     /// Exactly one of ResourceClaimName and ResourceClaimTemplateName must be set.
-    #[serde(rename = "resourceClaimName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "resourceClaimName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_name: Option<String>,
     /// ResourceClaimTemplateName is the name of a ResourceClaimTemplate object in the same namespace as this pod.
     ///
@@ -3589,91 +8615,199 @@ pub struct PodResourceClaim {
     /// This field is immutable and no changes will be made to the corresponding ResourceClaim by the control plane after creating the ResourceClaim.
     ///
     /// Exactly one of ResourceClaimName and ResourceClaimTemplateName must be set.
-    #[serde(rename = "resourceClaimTemplateName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "resourceClaimTemplateName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_template_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodResourceClaim {
+    const EXPECTING: &'static str = "struct PodResourceClaim";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "resourceClaimName" => Some(1),
+            "resourceClaimTemplateName" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.resource_claim_name = map.next_value()?,
+            2 => self.resource_claim_template_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodResourceClaim {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodResourceClaimStatus is stored in the PodStatus for each PodResourceClaim which references a ResourceClaimTemplate. It stores the generated name for the corresponding ResourceClaim.
 ///
 /// Generated from `io.k8s.api.core.v1.PodResourceClaimStatus` (proto `k8s.io.api.core.v1.PodResourceClaimStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodResourceClaimStatus {
     /// Name uniquely identifies this resource claim inside the pod. This must match the name of an entry in pod.spec.resourceClaims, which implies that the string must be a DNS_LABEL.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the namespace of the Pod.
     ///
     /// When the DRAWorkloadResourceClaims feature is enabled and the corresponding PodResourceClaim matches a PodGroupResourceClaim made by the Pod's PodGroup, then this is the name of the ResourceClaim generated and reserved for the PodGroup.
     ///
     /// If this is unset, then generating a ResourceClaim was not necessary. The pod.spec.resourceClaims entry can be ignored in this case.
-    #[serde(rename = "resourceClaimName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "resourceClaimName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodResourceClaimStatus {
+    const EXPECTING: &'static str = "struct PodResourceClaimStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "resourceClaimName" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.resource_claim_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodResourceClaimStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodSchedulingGate is associated to a Pod to guard its scheduling.
 ///
 /// Generated from `io.k8s.api.core.v1.PodSchedulingGate` (proto `k8s.io.api.core.v1.PodSchedulingGate`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodSchedulingGate {
     /// Name of the scheduling gate. Each scheduling gate must have a unique name field.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodSchedulingGate {
+    const EXPECTING: &'static str = "struct PodSchedulingGate";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodSchedulingGate {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodSchedulingGroup identifies the runtime scheduling group instance that a Pod belongs to. The scheduler uses this information to apply workload-aware scheduling semantics. Exactly one field must be specified.
 ///
 /// Generated from `io.k8s.api.core.v1.PodSchedulingGroup` (proto `k8s.io.api.core.v1.PodSchedulingGroup`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodSchedulingGroup {
     /// PodGroupName specifies the name of the standalone PodGroup object that represents the runtime instance of this group. Must be a DNS subdomain.
-    #[serde(rename = "podGroupName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "podGroupName", skip_serializing_if = "Option::is_none")]
     pub pod_group_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodSchedulingGroup {
+    const EXPECTING: &'static str = "struct PodSchedulingGroup";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "podGroupName" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.pod_group_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodSchedulingGroup {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodSecurityContext holds pod-level security attributes and common container settings. Some fields are also present in container.securityContext.  Field values of container.securityContext take precedence over field values of PodSecurityContext.
 ///
 /// Generated from `io.k8s.api.core.v1.PodSecurityContext` (proto `k8s.io.api.core.v1.PodSecurityContext`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodSecurityContext {
     /// The SELinux context to be applied to all containers. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "seLinuxOptions", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "seLinuxOptions", skip_serializing_if = "Option::is_none")]
     pub se_linux_options: Option<crate::api::core::v1::SELinuxOptions>,
     /// The Windows specific settings applied to all containers. If unspecified, the options within a container's SecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.
-    #[serde(rename = "windowsOptions", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "windowsOptions", skip_serializing_if = "Option::is_none")]
     pub windows_options: Option<crate::api::core::v1::WindowsSecurityContextOptions>,
     /// The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "runAsUser", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "runAsUser", skip_serializing_if = "Option::is_none")]
     pub run_as_user: Option<i64>,
     /// The GID to run the entrypoint of the container process. Uses runtime default if unset. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "runAsGroup", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "runAsGroup", skip_serializing_if = "Option::is_none")]
     pub run_as_group: Option<i64>,
     /// Indicates that the container must run as a non-root user. If true, the Kubelet will validate the image at runtime to ensure that it does not run as UID 0 (root) and fail to start the container if it does. If unset or false, no such validation will be performed. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.
-    #[serde(rename = "runAsNonRoot", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "runAsNonRoot", skip_serializing_if = "Option::is_none")]
     pub run_as_non_root: Option<bool>,
     /// A list of groups applied to the first process run in each container, in addition to the container's primary GID and fsGroup (if specified).  If the SupplementalGroupsPolicy feature is enabled, the supplementalGroupsPolicy field determines whether these are in addition to or instead of any group memberships defined in the container image. If unspecified, no additional groups are added, though group memberships defined in the container image may still be used, depending on the supplementalGroupsPolicy field. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "supplementalGroups", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "supplementalGroups", skip_serializing_if = "Vec::is_empty")]
     pub supplemental_groups: Vec<i64>,
     /// Defines how supplemental groups of the first container processes are calculated. Valid values are "Merge" and "Strict". If not specified, "Merge" is used. (Alpha) Using the field requires the SupplementalGroupsPolicy feature gate to be enabled and the container runtime must implement support for this feature. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "supplementalGroupsPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "supplementalGroupsPolicy", skip_serializing_if = "Option::is_none")]
     pub supplemental_groups_policy: Option<String>,
     /// A special supplemental group that applies to all containers in a pod. Some volume types allow the Kubelet to change the ownership of that volume to be owned by the pod:
     ///
     /// 1. The owning GID will be the FSGroup 2. The setgid bit is set (new files created in the volume will be owned by FSGroup) 3. The permission bits are OR'd with rw-rw----
     ///
     /// If unset, the Kubelet will not modify the ownership and permissions of any volume. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "fsGroup", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "fsGroup", skip_serializing_if = "Option::is_none")]
     pub fs_group: Option<i64>,
     /// Sysctls hold a list of namespaced sysctls used for the pod. Pods with unsupported sysctls (by the container runtime) might fail to launch. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sysctls: Vec<crate::api::core::v1::Sysctl>,
     /// fsGroupChangePolicy defines behavior of changing ownership and permission of the volume before being exposed inside Pod. This field will only apply to volume types which support fsGroup based ownership(and permissions). It will have no effect on ephemeral volume types such as: secret, configmaps and emptydir. Valid values are "OnRootMismatch" and "Always". If not specified, "Always" is used. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "fsGroupChangePolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "fsGroupChangePolicy", skip_serializing_if = "Option::is_none")]
     pub fs_group_change_policy: Option<String>,
     /// The seccomp options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "seccompProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "seccompProfile", skip_serializing_if = "Option::is_none")]
     pub seccomp_profile: Option<crate::api::core::v1::SeccompProfile>,
     /// appArmorProfile is the AppArmor options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "appArmorProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "appArmorProfile", skip_serializing_if = "Option::is_none")]
     pub app_armor_profile: Option<crate::api::core::v1::AppArmorProfile>,
     /// seLinuxChangePolicy defines how the container's SELinux label is applied to all volumes used by the Pod. It has no effect on nodes that do not support SELinux or to volumes does not support SELinux. Valid values are "MountOption" and "Recursive".
     ///
@@ -3686,260 +8820,510 @@ pub struct PodSecurityContext {
     /// This field affects only Pods that have SELinux label set, either in PodSecurityContext or in SecurityContext of all containers.
     ///
     /// All Pods that use the same volume should use the same seLinuxChangePolicy, otherwise some pods can get stuck in ContainerCreating state. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "seLinuxChangePolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "seLinuxChangePolicy", skip_serializing_if = "Option::is_none")]
     pub se_linux_change_policy: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodSecurityContext {
+    const EXPECTING: &'static str = "struct PodSecurityContext";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "seLinuxOptions" => Some(0),
+            "windowsOptions" => Some(1),
+            "runAsUser" => Some(2),
+            "runAsGroup" => Some(3),
+            "runAsNonRoot" => Some(4),
+            "supplementalGroups" => Some(5),
+            "supplementalGroupsPolicy" => Some(6),
+            "fsGroup" => Some(7),
+            "sysctls" => Some(8),
+            "fsGroupChangePolicy" => Some(9),
+            "seccompProfile" => Some(10),
+            "appArmorProfile" => Some(11),
+            "seLinuxChangePolicy" => Some(12),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.se_linux_options = map.next_value()?,
+            1 => self.windows_options = map.next_value()?,
+            2 => self.run_as_user = map.next_value()?,
+            3 => self.run_as_group = map.next_value()?,
+            4 => self.run_as_non_root = map.next_value()?,
+            5 => self.supplemental_groups = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.supplemental_groups_policy = map.next_value()?,
+            7 => self.fs_group = map.next_value()?,
+            8 => self.sysctls = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            9 => self.fs_group_change_policy = map.next_value()?,
+            10 => self.seccomp_profile = map.next_value()?,
+            11 => self.app_armor_profile = map.next_value()?,
+            12 => self.se_linux_change_policy = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodSecurityContext {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Describes the class of pods that should avoid this node.
 /// Exactly one field should be set.
 ///
 /// Generated from proto `k8s.io.api.core.v1.PodSignature`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodSignature {
     /// Reference to controller whose pods should avoid this node.
     /// +optional
-    #[serde(rename = "podController", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "podController", skip_serializing_if = "Option::is_none")]
     pub pod_controller: Option<crate::apimachinery::pkg::apis::meta::v1::OwnerReference>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodSignature {
+    const EXPECTING: &'static str = "struct PodSignature";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "podController" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.pod_controller = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodSignature {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodSpec is a description of a pod.
 ///
 /// Generated from `io.k8s.api.core.v1.PodSpec` (proto `k8s.io.api.core.v1.PodSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodSpec {
     /// List of volumes that can be mounted by containers belonging to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<crate::api::core::v1::Volume>,
     /// List of initialization containers belonging to the pod. Init containers are executed in order prior to containers being started. If any init container fails, the pod is considered to have failed and is handled according to its restartPolicy. The name for an init container or normal container must be unique among all containers. Init containers may not have Lifecycle actions, Readiness probes, Liveness probes, or Startup probes. The resourceRequirements of an init container are taken into account during scheduling by finding the highest request/limit for each resource type, and then using the max of that value or the sum of the normal containers. Limits are applied to init containers in a similar fashion. Init containers cannot currently be added or removed. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/init-containers/
-    #[serde(rename = "initContainers", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "initContainers", skip_serializing_if = "Vec::is_empty")]
     pub init_containers: Vec<crate::api::core::v1::Container>,
     /// List of containers belonging to the pod. Containers cannot currently be added or removed. There must be at least one container in a Pod. Cannot be updated.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub containers: Vec<crate::api::core::v1::Container>,
     /// List of ephemeral containers run in this pod. Ephemeral containers may be run in an existing pod to perform user-initiated actions such as debugging. This list cannot be specified when creating a pod, and it cannot be modified by updating the pod spec. In order to add an ephemeral container to an existing pod, use the pod's ephemeralcontainers subresource.
-    #[serde(rename = "ephemeralContainers", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "ephemeralContainers", skip_serializing_if = "Vec::is_empty")]
     pub ephemeral_containers: Vec<crate::api::core::v1::EphemeralContainer>,
     /// Restart policy for all containers within the pod. One of Always, OnFailure, Never. In some contexts, only a subset of those values may be permitted. Default to Always. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#restart-policy
-    #[serde(rename = "restartPolicy", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "restartPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub restart_policy: Option<String>,
     /// Optional duration in seconds the pod needs to terminate gracefully. May be decreased in delete request. Value must be non-negative integer. The value zero indicates stop immediately via the kill signal (no opportunity to shut down). If this value is nil, the default grace period will be used instead. The grace period is the duration in seconds after the processes running in the pod are sent a termination signal and the time when the processes are forcibly halted with a kill signal. Set this value longer than the expected cleanup time for your process. Defaults to 30 seconds.
-    #[serde(rename = "terminationGracePeriodSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "terminationGracePeriodSeconds", skip_serializing_if = "Option::is_none")]
     pub termination_grace_period_seconds: Option<i64>,
     /// Optional duration in seconds the pod may be active on the node relative to StartTime before the system will actively try to mark it failed and kill associated containers. Value must be a positive integer.
-    #[serde(rename = "activeDeadlineSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "activeDeadlineSeconds", skip_serializing_if = "Option::is_none")]
     pub active_deadline_seconds: Option<i64>,
     /// Set DNS policy for the pod. Defaults to "ClusterFirst". Valid values are 'ClusterFirstWithHostNet', 'ClusterFirst', 'Default' or 'None'. DNS parameters given in DNSConfig will be merged with the policy selected with DNSPolicy. To have DNS options set along with hostNetwork, you have to specify DNS policy explicitly to 'ClusterFirstWithHostNet'.
-    #[serde(rename = "dnsPolicy", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "dnsPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub dns_policy: Option<String>,
     /// NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/
-    #[serde(rename = "nodeSelector", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "nodeSelector", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub node_selector: ::std::collections::BTreeMap<String, String>,
     /// ServiceAccountName is the name of the ServiceAccount to use to run this pod. More info: https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/
-    #[serde(rename = "serviceAccountName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "serviceAccountName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub service_account_name: Option<String>,
     /// DeprecatedServiceAccount is a deprecated alias for ServiceAccountName. Deprecated: Use serviceAccountName instead.
-    #[serde(rename = "serviceAccount", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "serviceAccount", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub service_account: Option<String>,
     /// AutomountServiceAccountToken indicates whether a service account token should be automatically mounted.
-    #[serde(rename = "automountServiceAccountToken", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "automountServiceAccountToken", skip_serializing_if = "Option::is_none")]
     pub automount_service_account_token: Option<bool>,
     /// NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename
-    #[serde(rename = "nodeName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "nodeName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub node_name: Option<String>,
     /// Host networking requested for this pod. Use the host's network namespace. When using HostNetwork you should specify ports so the scheduler is aware. When `hostNetwork` is true, specified `hostPort` fields in port definitions must match `containerPort`, and unspecified `hostPort` fields in port definitions are defaulted to match `containerPort`. Default to false.
-    #[serde(rename = "hostNetwork", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "hostNetwork", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host_network: Option<bool>,
     /// Use the host's pid namespace. Optional: Default to false.
-    #[serde(rename = "hostPID", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "hostPID", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host_pid: Option<bool>,
     /// Use the host's ipc namespace. Optional: Default to false.
-    #[serde(rename = "hostIPC", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "hostIPC", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host_ipc: Option<bool>,
     /// Share a single process namespace between all of the containers in a pod. When this is set containers will be able to view and signal processes from other containers in the same pod, and the first process in each container will not be assigned PID 1. HostPID and ShareProcessNamespace cannot both be set. Optional: Default to false.
-    #[serde(rename = "shareProcessNamespace", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "shareProcessNamespace", skip_serializing_if = "Option::is_none")]
     pub share_process_namespace: Option<bool>,
     /// SecurityContext holds pod-level security attributes and common container settings. Optional: Defaults to empty.  See type description for default values of each field.
-    #[serde(rename = "securityContext", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "securityContext", skip_serializing_if = "Option::is_none")]
     pub security_context: Option<crate::api::core::v1::PodSecurityContext>,
     /// ImagePullSecrets is an optional list of references to secrets in the same namespace to use for pulling any of the images used by this PodSpec. If specified, these secrets will be passed to individual puller implementations for them to use. More info: https://kubernetes.io/docs/concepts/containers/images#specifying-imagepullsecrets-on-a-pod
-    #[serde(rename = "imagePullSecrets", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "imagePullSecrets", skip_serializing_if = "Vec::is_empty")]
     pub image_pull_secrets: Vec<crate::api::core::v1::LocalObjectReference>,
     /// Specifies the hostname of the Pod If not specified, the pod's hostname will be set to a system-defined value.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub hostname: Option<String>,
     /// If specified, the fully qualified Pod hostname will be "<hostname>.<subdomain>.<pod namespace>.svc.<cluster domain>". If not specified, the pod will not have a domainname at all.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub subdomain: Option<String>,
     /// If specified, the pod's scheduling constraints
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub affinity: Option<crate::api::core::v1::Affinity>,
     /// If specified, the pod will be dispatched by specified scheduler. If not specified, the pod will be dispatched by default scheduler.
-    #[serde(rename = "schedulerName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "schedulerName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub scheduler_name: Option<String>,
     /// If specified, the pod's tolerations.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<crate::api::core::v1::Toleration>,
     /// HostAliases is an optional list of hosts and IPs that will be injected into the pod's hosts file if specified.
-    #[serde(rename = "hostAliases", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "hostAliases", skip_serializing_if = "Vec::is_empty")]
     pub host_aliases: Vec<crate::api::core::v1::HostAlias>,
     /// If specified, indicates the pod's priority. "system-node-critical" and "system-cluster-critical" are two special keywords which indicate the highest priorities with the former being the highest priority. Any other name must be defined by creating a PriorityClass object with that name. If not specified, the pod priority will be default or zero if there is no default.
-    #[serde(rename = "priorityClassName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "priorityClassName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub priority_class_name: Option<String>,
     /// The priority value. Various system components use this field to find the priority of the pod. When Priority Admission Controller is enabled, it prevents users from setting this field. The admission controller populates this field from PriorityClassName. The higher the value, the higher the priority.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
     /// Specifies the DNS parameters of a pod. Parameters specified here will be merged to the generated DNS configuration based on DNSPolicy.
-    #[serde(rename = "dnsConfig", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "dnsConfig", skip_serializing_if = "Option::is_none")]
     pub dns_config: Option<crate::api::core::v1::PodDNSConfig>,
     /// If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates
-    #[serde(rename = "readinessGates", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "readinessGates", skip_serializing_if = "Vec::is_empty")]
     pub readiness_gates: Vec<crate::api::core::v1::PodReadinessGate>,
     /// RuntimeClassName refers to a RuntimeClass object in the node.k8s.io group, which should be used to run this pod.  If no RuntimeClass resource matches the named class, the pod will not be run. If unset or empty, the "legacy" RuntimeClass will be used, which is an implicit class with an empty definition that uses the default runtime handler. More info: https://git.k8s.io/enhancements/keps/sig-node/585-runtime-class
-    #[serde(rename = "runtimeClassName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "runtimeClassName", skip_serializing_if = "Option::is_none")]
     pub runtime_class_name: Option<String>,
     /// EnableServiceLinks indicates whether information about services should be injected into pod's environment variables, matching the syntax of Docker links. Optional: Defaults to true.
-    #[serde(rename = "enableServiceLinks", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "enableServiceLinks", skip_serializing_if = "Option::is_none")]
     pub enable_service_links: Option<bool>,
     /// PreemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.
-    #[serde(rename = "preemptionPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "preemptionPolicy", skip_serializing_if = "Option::is_none")]
     pub preemption_policy: Option<String>,
     /// Overhead represents the resource overhead associated with running a pod for a given RuntimeClass. This field will be autopopulated at admission time by the RuntimeClass admission controller. If the RuntimeClass admission controller is enabled, overhead must not be set in Pod create requests. The RuntimeClass admission controller will reject Pod create requests which have the overhead already set. If RuntimeClass is configured and selected in the PodSpec, Overhead will be set to the value defined in the corresponding RuntimeClass, otherwise it will remain unset and treated as zero. More info: https://git.k8s.io/enhancements/keps/sig-node/688-pod-overhead/README.md
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub overhead: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// TopologySpreadConstraints describes how a group of pods ought to spread across topology domains. Scheduler will schedule pods in a way which abides by the constraints. All topologySpreadConstraints are ANDed.
-    #[serde(rename = "topologySpreadConstraints", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "topologySpreadConstraints", skip_serializing_if = "Vec::is_empty")]
     pub topology_spread_constraints: Vec<crate::api::core::v1::TopologySpreadConstraint>,
     /// If true the pod's hostname will be configured as the pod's FQDN, rather than the leaf name (the default). In Linux containers, this means setting the FQDN in the hostname field of the kernel (the nodename field of struct utsname). In Windows containers, this means setting the registry value of hostname for the registry key HKEY_LOCAL_MACHINE\\SYSTEM\\CurrentControlSet\\Services\\Tcpip\\Parameters to FQDN. If a pod does not have FQDN, this has no effect. Default to false.
-    #[serde(rename = "setHostnameAsFQDN", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "setHostnameAsFQDN", skip_serializing_if = "Option::is_none")]
     pub set_hostname_as_fqdn: Option<bool>,
     /// Specifies the OS of the containers in the pod. Some pod and container fields are restricted if this is set.
     ///
     /// If the OS field is set to linux, the following fields must be unset: -securityContext.windowsOptions
     ///
     /// If the OS field is set to windows, following fields must be unset: - spec.hostPID - spec.hostIPC - spec.hostUsers - spec.resources - spec.securityContext.appArmorProfile - spec.securityContext.seLinuxOptions - spec.securityContext.seccompProfile - spec.securityContext.fsGroup - spec.securityContext.fsGroupChangePolicy - spec.securityContext.sysctls - spec.shareProcessNamespace - spec.securityContext.runAsUser - spec.securityContext.runAsGroup - spec.securityContext.supplementalGroups - spec.securityContext.supplementalGroupsPolicy - spec.containers[*].securityContext.appArmorProfile - spec.containers[*].securityContext.seLinuxOptions - spec.containers[*].securityContext.seccompProfile - spec.containers[*].securityContext.capabilities - spec.containers[*].securityContext.readOnlyRootFilesystem - spec.containers[*].securityContext.privileged - spec.containers[*].securityContext.allowPrivilegeEscalation - spec.containers[*].securityContext.procMount - spec.containers[*].securityContext.runAsUser - spec.containers[*].securityContext.runAsGroup
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub os: Option<crate::api::core::v1::PodOS>,
     /// Use the host's user namespace. Optional: Default to true. If set to true or not present, the pod will be run in the host user namespace, useful for when the pod needs a feature only available to the host user namespace, such as loading a kernel module with CAP_SYS_MODULE. When set to false, a new userns is created for the pod. Setting false is useful for mitigating container breakout vulnerabilities even allowing users to run their containers as root without actually having root privileges on the host.
-    #[serde(rename = "hostUsers", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostUsers", skip_serializing_if = "Option::is_none")]
     pub host_users: Option<bool>,
     /// SchedulingGates is an opaque list of values that if specified will block scheduling the pod. If schedulingGates is not empty, the pod will stay in the SchedulingGated state and the scheduler will not attempt to schedule the pod.
     ///
     /// SchedulingGates can only be set at pod creation time, and be removed only afterwards.
-    #[serde(rename = "schedulingGates", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "schedulingGates", skip_serializing_if = "Vec::is_empty")]
     pub scheduling_gates: Vec<crate::api::core::v1::PodSchedulingGate>,
     /// ResourceClaims defines which ResourceClaims must be allocated and reserved before the Pod is allowed to start. The resources will be made available to those containers which consume them by name.
     ///
     /// This is a stable field but requires that the DynamicResourceAllocation feature gate is enabled.
     ///
     /// This field is immutable.
-    #[serde(rename = "resourceClaims", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "resourceClaims", skip_serializing_if = "Vec::is_empty")]
     pub resource_claims: Vec<crate::api::core::v1::PodResourceClaim>,
     /// Resources is the total amount of CPU and Memory resources required by all containers in the pod. It supports specifying Requests and Limits for "cpu", "memory" and "hugepages-" resource names only. ResourceClaims are not supported.
     ///
     /// This field enables fine-grained control over resource allocation for the entire pod, allowing resource sharing among containers in a pod.
     ///
     /// This is an alpha field and requires enabling the PodLevelResources feature gate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// HostnameOverride specifies an explicit override for the pod's hostname as perceived by the pod. This field only specifies the pod's hostname and does not affect its DNS records. When this field is set to a non-empty string: - It takes precedence over the values set in `hostname` and `subdomain`. - The Pod's hostname will be set to this value. - `setHostnameAsFQDN` must be nil or set to false. - `hostNetwork` must be set to false.
     ///
     /// This field must be a valid DNS subdomain as defined in RFC 1123 and contain at most 64 characters. Requires the HostnameOverride feature gate to be enabled.
-    #[serde(rename = "hostnameOverride", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostnameOverride", skip_serializing_if = "Option::is_none")]
     pub hostname_override: Option<String>,
     /// SchedulingGroup provides a reference to the immediate scheduling runtime grouping object that this Pod belongs to. This field is used by the scheduler to identify the group and apply the correct group scheduling policies. The association with a group also impacts other lifecycle aspects of a Pod that are relevant in a wider context of scheduling like preemption, resource attachment, etc. If not specified, the Pod is treated as a single unit in all of these aspects. The group object referenced by this field may not exist at the time the Pod is created. This field is immutable, but a group object with the same name may be recreated with different policies. Doing this during pod scheduling may result in the placement not conforming to the expected policies.
-    #[serde(rename = "schedulingGroup", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "schedulingGroup", skip_serializing_if = "Option::is_none")]
     pub scheduling_group: Option<crate::api::core::v1::PodSchedulingGroup>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodSpec {
+    const EXPECTING: &'static str = "struct PodSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "volumes" => Some(0),
+            "initContainers" => Some(1),
+            "containers" => Some(2),
+            "ephemeralContainers" => Some(3),
+            "restartPolicy" => Some(4),
+            "terminationGracePeriodSeconds" => Some(5),
+            "activeDeadlineSeconds" => Some(6),
+            "dnsPolicy" => Some(7),
+            "nodeSelector" => Some(8),
+            "serviceAccountName" => Some(9),
+            "serviceAccount" => Some(10),
+            "automountServiceAccountToken" => Some(11),
+            "nodeName" => Some(12),
+            "hostNetwork" => Some(13),
+            "hostPID" => Some(14),
+            "hostIPC" => Some(15),
+            "shareProcessNamespace" => Some(16),
+            "securityContext" => Some(17),
+            "imagePullSecrets" => Some(18),
+            "hostname" => Some(19),
+            "subdomain" => Some(20),
+            "affinity" => Some(21),
+            "schedulerName" => Some(22),
+            "tolerations" => Some(23),
+            "hostAliases" => Some(24),
+            "priorityClassName" => Some(25),
+            "priority" => Some(26),
+            "dnsConfig" => Some(27),
+            "readinessGates" => Some(28),
+            "runtimeClassName" => Some(29),
+            "enableServiceLinks" => Some(30),
+            "preemptionPolicy" => Some(31),
+            "overhead" => Some(32),
+            "topologySpreadConstraints" => Some(33),
+            "setHostnameAsFQDN" => Some(34),
+            "os" => Some(35),
+            "hostUsers" => Some(36),
+            "schedulingGates" => Some(37),
+            "resourceClaims" => Some(38),
+            "resources" => Some(39),
+            "hostnameOverride" => Some(40),
+            "schedulingGroup" => Some(41),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.volumes = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.init_containers = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.containers = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.ephemeral_containers = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.restart_policy = map.next_value()?,
+            5 => self.termination_grace_period_seconds = map.next_value()?,
+            6 => self.active_deadline_seconds = map.next_value()?,
+            7 => self.dns_policy = map.next_value()?,
+            8 => self.node_selector = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            9 => self.service_account_name = map.next_value()?,
+            10 => self.service_account = map.next_value()?,
+            11 => self.automount_service_account_token = map.next_value()?,
+            12 => self.node_name = map.next_value()?,
+            13 => self.host_network = map.next_value()?,
+            14 => self.host_pid = map.next_value()?,
+            15 => self.host_ipc = map.next_value()?,
+            16 => self.share_process_namespace = map.next_value()?,
+            17 => self.security_context = map.next_value()?,
+            18 => self.image_pull_secrets = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            19 => self.hostname = map.next_value()?,
+            20 => self.subdomain = map.next_value()?,
+            21 => self.affinity = map.next_value()?,
+            22 => self.scheduler_name = map.next_value()?,
+            23 => self.tolerations = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            24 => self.host_aliases = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            25 => self.priority_class_name = map.next_value()?,
+            26 => self.priority = map.next_value()?,
+            27 => self.dns_config = map.next_value()?,
+            28 => self.readiness_gates = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            29 => self.runtime_class_name = map.next_value()?,
+            30 => self.enable_service_links = map.next_value()?,
+            31 => self.preemption_policy = map.next_value()?,
+            32 => self.overhead = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            33 => self.topology_spread_constraints = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            34 => self.set_hostname_as_fqdn = map.next_value()?,
+            35 => self.os = map.next_value()?,
+            36 => self.host_users = map.next_value()?,
+            37 => self.scheduling_gates = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            38 => self.resource_claims = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            39 => self.resources = map.next_value()?,
+            40 => self.hostname_override = map.next_value()?,
+            41 => self.scheduling_group = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodStatus represents information about the status of a pod. Status may trail the actual state of a system, especially if the node that hosts the pod cannot contact the control plane.
 ///
 /// Generated from `io.k8s.api.core.v1.PodStatus` (proto `k8s.io.api.core.v1.PodStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodStatus {
     /// If set, this represents the .metadata.generation that the pod status was set based upon. The PodObservedGenerationTracking feature gate must be enabled to use this field.
-    #[serde(rename = "observedGeneration", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// The phase of a Pod is a simple, high-level summary of where the Pod is in its lifecycle. The conditions array, the reason and message fields, and the individual container status arrays contain more detail about the pod's status. There are five possible phase values:
     ///
     /// Pending: The pod has been accepted by the Kubernetes system, but one or more of the container images has not been created. This includes time before being scheduled as well as time spent downloading images over the network, which could take a while. Running: The pod has been bound to a node, and all of the containers have been created. At least one container is still running, or is in the process of starting or restarting. Succeeded: All containers in the pod have terminated in success, and will not be restarted. Failed: All containers in the pod have terminated, and at least one container has terminated in failure. The container either exited with non-zero status or was terminated by the system. Unknown: For some reason the state of the pod could not be obtained, typically due to an error in communicating with the host of the pod.
     ///
     /// More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-phase
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub phase: Option<String>,
     /// Current service state of pod. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::core::v1::PodCondition>,
     /// A human readable message indicating details about why the pod is in this condition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// A brief CamelCase message indicating details about why the pod is in this state. e.g. 'Evicted'
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.
-    #[serde(rename = "nominatedNodeName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "nominatedNodeName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub nominated_node_name: Option<String>,
     /// hostIP holds the IP address of the host to which the pod is assigned. Empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns mean that HostIP will not be updated even if there is a node is assigned to pod
-    #[serde(rename = "hostIP", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "hostIP", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host_ip: Option<String>,
     /// hostIPs holds the IP addresses allocated to the host. If this field is specified, the first entry must match the hostIP field. This list is empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns means that HostIPs will not be updated even if there is a node is assigned to this pod.
-    #[serde(rename = "hostIPs", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "hostIPs", skip_serializing_if = "Vec::is_empty")]
     pub host_ips: Vec<crate::api::core::v1::HostIP>,
     /// podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.
-    #[serde(rename = "podIP", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "podIP", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub pod_ip: Option<String>,
     /// podIPs holds the IP addresses allocated to the pod. If this field is specified, the 0th entry must match the podIP field. Pods may be allocated at most 1 value for each of IPv4 and IPv6. This list is empty if no IPs have been allocated yet.
-    #[serde(rename = "podIPs", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "podIPs", skip_serializing_if = "Vec::is_empty")]
     pub pod_ips: Vec<crate::api::core::v1::PodIP>,
     /// RFC 3339 date and time at which the object was acknowledged by the Kubelet. This is before the Kubelet pulled the container image(s) for the pod.
-    #[serde(rename = "startTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "startTime", skip_serializing_if = "Option::is_none")]
     pub start_time: Option<::kapi_apimachinery::Time>,
     /// Statuses of init containers in this pod. The most recent successful non-restartable init container will have ready = true, the most recently started container will have startTime set. Each init container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-and-container-status
-    #[serde(rename = "initContainerStatuses", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "initContainerStatuses", skip_serializing_if = "Vec::is_empty")]
     pub init_container_statuses: Vec<crate::api::core::v1::ContainerStatus>,
     /// Statuses of containers in this pod. Each container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status
-    #[serde(rename = "containerStatuses", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "containerStatuses", skip_serializing_if = "Vec::is_empty")]
     pub container_statuses: Vec<crate::api::core::v1::ContainerStatus>,
     /// The Quality of Service (QOS) classification assigned to the pod based on resource requirements See PodQOSClass type for available QOS classes More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#quality-of-service-classes
-    #[serde(rename = "qosClass", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "qosClass", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub qos_class: Option<String>,
     /// Statuses for any ephemeral containers that have run in this pod. Each ephemeral container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status
-    #[serde(rename = "ephemeralContainerStatuses", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "ephemeralContainerStatuses", skip_serializing_if = "Vec::is_empty")]
     pub ephemeral_container_statuses: Vec<crate::api::core::v1::ContainerStatus>,
     /// Status of resources resize desired for pod's containers. It is empty if no resources resize is pending. Any changes to container resources will automatically set this to "Proposed" Deprecated: Resize status is moved to two pod conditions PodResizePending and PodResizeInProgress. PodResizePending will track states where the spec has been resized, but the Kubelet has not yet allocated the resources. PodResizeInProgress will track in-progress resizes, and should be present whenever allocated resources != acknowledged resources.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resize: Option<String>,
     /// Status of resource claims.
-    #[serde(rename = "resourceClaimStatuses", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "resourceClaimStatuses", skip_serializing_if = "Vec::is_empty")]
     pub resource_claim_statuses: Vec<crate::api::core::v1::PodResourceClaimStatus>,
     /// Status of extended resource claim backed by DRA.
-    #[serde(rename = "extendedResourceClaimStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "extendedResourceClaimStatus", skip_serializing_if = "Option::is_none")]
     pub extended_resource_claim_status: Option<crate::api::core::v1::PodExtendedResourceClaimStatus>,
     /// AllocatedResources is the total requests allocated for this pod by the node. If pod-level requests are not set, this will be the total requests aggregated across containers in the pod.
-    #[serde(rename = "allocatedResources", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "allocatedResources", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub allocated_resources: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Resources represents the compute resource requests and limits that have been applied at the pod level if pod-level requests or limits are set in PodSpec.Resources
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// NodeAllocatableResourceClaimStatuses contains the status of node-allocatable resources that were allocated for this pod through DRA claims. This includes resources currently reported in v1.Node `status.allocatable` that are not extended resources (see https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources). Examples include "cpu", "memory", "ephemeral-storage", and hugepages.
-    #[serde(rename = "nodeAllocatableResourceClaimStatuses", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "nodeAllocatableResourceClaimStatuses", skip_serializing_if = "Vec::is_empty")]
     pub node_allocatable_resource_claim_statuses: Vec<crate::api::core::v1::NodeAllocatableResourceClaimStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodStatus {
+    const EXPECTING: &'static str = "struct PodStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "observedGeneration" => Some(0),
+            "phase" => Some(1),
+            "conditions" => Some(2),
+            "message" => Some(3),
+            "reason" => Some(4),
+            "nominatedNodeName" => Some(5),
+            "hostIP" => Some(6),
+            "hostIPs" => Some(7),
+            "podIP" => Some(8),
+            "podIPs" => Some(9),
+            "startTime" => Some(10),
+            "initContainerStatuses" => Some(11),
+            "containerStatuses" => Some(12),
+            "qosClass" => Some(13),
+            "ephemeralContainerStatuses" => Some(14),
+            "resize" => Some(15),
+            "resourceClaimStatuses" => Some(16),
+            "extendedResourceClaimStatus" => Some(17),
+            "allocatedResources" => Some(18),
+            "resources" => Some(19),
+            "nodeAllocatableResourceClaimStatuses" => Some(20),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.observed_generation = map.next_value()?,
+            1 => self.phase = map.next_value()?,
+            2 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.message = map.next_value()?,
+            4 => self.reason = map.next_value()?,
+            5 => self.nominated_node_name = map.next_value()?,
+            6 => self.host_ip = map.next_value()?,
+            7 => self.host_ips = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            8 => self.pod_ip = map.next_value()?,
+            9 => self.pod_ips = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            10 => self.start_time = map.next_value()?,
+            11 => self.init_container_statuses = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            12 => self.container_statuses = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            13 => self.qos_class = map.next_value()?,
+            14 => self.ephemeral_container_statuses = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            15 => self.resize = map.next_value()?,
+            16 => self.resource_claim_statuses = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            17 => self.extended_resource_claim_status = map.next_value()?,
+            18 => self.allocated_resources = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            19 => self.resources = map.next_value()?,
+            20 => self.node_allocatable_resource_claim_statuses = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodStatusResult is a wrapper for PodStatus returned by kubelet that can be encode/decoded
 ///
 /// Generated from proto `k8s.io.api.core.v1.PodStatusResult`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodStatusResult {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Most recently observed status of the pod.
     /// This data may not be up to date.
@@ -3947,471 +9331,1208 @@ pub struct PodStatusResult {
     /// Read-only.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::PodStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodStatusResult {
+    const EXPECTING: &'static str = "struct PodStatusResult";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "status" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodStatusResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodTemplate describes a template for creating copies of a predefined pod.
 ///
 /// Generated from `io.k8s.api.core.v1.PodTemplate` (proto `k8s.io.api.core.v1.PodTemplate`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodTemplate {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Template defines the pods that will be created from this pod template. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodTemplate {
+    const EXPECTING: &'static str = "struct PodTemplate";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "template" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.template = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodTemplate {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodTemplateList is a list of PodTemplates.
 ///
 /// Generated from `io.k8s.api.core.v1.PodTemplateList` (proto `k8s.io.api.core.v1.PodTemplateList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodTemplateList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of pod templates
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::PodTemplate>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodTemplateList {
+    const EXPECTING: &'static str = "struct PodTemplateList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodTemplateList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PodTemplateSpec describes the data a pod should have when created from a template
 ///
 /// Generated from `io.k8s.api.core.v1.PodTemplateSpec` (proto `k8s.io.api.core.v1.PodTemplateSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PodTemplateSpec {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of the pod. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::PodSpec>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PodTemplateSpec {
+    const EXPECTING: &'static str = "struct PodTemplateSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "metadata" => Some(0),
+            "spec" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = map.next_value()?,
+            1 => self.spec = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PodTemplateSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PortStatus represents the error condition of a service port
 ///
 /// Generated from `io.k8s.api.core.v1.PortStatus` (proto `k8s.io.api.core.v1.PortStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PortStatus {
     /// Port is the port number of the service port of which status is recorded here
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub port: i32,
     /// Protocol is the protocol of the service port of which status is recorded here The supported values are: "TCP", "UDP", "SCTP"
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub protocol: String,
     /// Error is to record the problem with the service port The format of the error shall comply with the following rules: - built-in error values shall be specified in this file and those shall use
     ///   CamelCase names
     /// - cloud provider specific error values must have names that comply with the
     ///   format foo.example.com/CamelCase.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PortStatus {
+    const EXPECTING: &'static str = "struct PortStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "port" => Some(0),
+            "protocol" => Some(1),
+            "error" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.port = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.protocol = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.error = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PortStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PortworxVolumeSource represents a Portworx volume resource.
 ///
 /// Generated from `io.k8s.api.core.v1.PortworxVolumeSource` (proto `k8s.io.api.core.v1.PortworxVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PortworxVolumeSource {
     /// volumeID uniquely identifies a Portworx volume
-    #[serde(rename = "volumeID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumeID")]
     pub volume_id: String,
     /// fSType represents the filesystem type to mount Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PortworxVolumeSource {
+    const EXPECTING: &'static str = "struct PortworxVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "volumeID" => Some(0),
+            "fsType" => Some(1),
+            "readOnly" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.volume_id = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.fs_type = map.next_value()?,
+            2 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PortworxVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.
 /// +k8s:openapi-gen=false
 ///
 /// Generated from proto `k8s.io.api.core.v1.Preconditions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Preconditions {
     /// Specifies the target UID.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Preconditions {
+    const EXPECTING: &'static str = "struct Preconditions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "uid" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.uid = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Preconditions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Describes a class of pods that should avoid this node.
 ///
 /// Generated from proto `k8s.io.api.core.v1.PreferAvoidPodsEntry`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PreferAvoidPodsEntry {
     /// The class of pods.
-    #[serde(rename = "podSignature", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "podSignature", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub pod_signature: Option<crate::api::core::v1::PodSignature>,
     /// Time at which this entry was added to the list.
     /// +optional
-    #[serde(rename = "evictionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "evictionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub eviction_time: Option<::kapi_apimachinery::Time>,
     /// (brief) reason why this entry was added to the list.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Human readable message indicating why this entry was added to the list.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PreferAvoidPodsEntry {
+    const EXPECTING: &'static str = "struct PreferAvoidPodsEntry";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "podSignature" => Some(0),
+            "evictionTime" => Some(1),
+            "reason" => Some(2),
+            "message" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.pod_signature = map.next_value()?,
+            1 => self.eviction_time = map.next_value()?,
+            2 => self.reason = map.next_value()?,
+            3 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PreferAvoidPodsEntry {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// An empty preferred scheduling term matches all objects with implicit weight 0 (i.e. it's a no-op). A null preferred scheduling term matches no objects (i.e. is also a no-op).
 ///
 /// Generated from `io.k8s.api.core.v1.PreferredSchedulingTerm` (proto `k8s.io.api.core.v1.PreferredSchedulingTerm`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PreferredSchedulingTerm {
     /// Weight associated with matching the corresponding nodeSelectorTerm, in the range 1-100.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub weight: i32,
     /// A node selector term, associated with the corresponding weight.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub preference: crate::api::core::v1::NodeSelectorTerm,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PreferredSchedulingTerm {
+    const EXPECTING: &'static str = "struct PreferredSchedulingTerm";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "weight" => Some(0),
+            "preference" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.weight = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.preference = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PreferredSchedulingTerm {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.
 ///
 /// Generated from `io.k8s.api.core.v1.Probe` (proto `k8s.io.api.core.v1.Probe`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Probe {
     /// Exec specifies a command to execute in the container.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub exec: Option<crate::api::core::v1::ExecAction>,
     /// HTTPGet specifies an HTTP GET request to perform.
-    #[serde(rename = "httpGet", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "httpGet", skip_serializing_if = "Option::is_none")]
     pub http_get: Option<crate::api::core::v1::HTTPGetAction>,
     /// TCPSocket specifies a connection to a TCP port.
-    #[serde(rename = "tcpSocket", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "tcpSocket", skip_serializing_if = "Option::is_none")]
     pub tcp_socket: Option<crate::api::core::v1::TCPSocketAction>,
     /// GRPC specifies a GRPC HealthCheckRequest.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc: Option<crate::api::core::v1::GRPCAction>,
     /// Number of seconds after the container has started before liveness probes are initiated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
-    #[serde(rename = "initialDelaySeconds", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "initialDelaySeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub initial_delay_seconds: Option<i32>,
     /// Number of seconds after which the probe times out. Defaults to 1 second. Minimum value is 1. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
-    #[serde(rename = "timeoutSeconds", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "timeoutSeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub timeout_seconds: Option<i32>,
     /// How often (in seconds) to perform the probe. Default to 10 seconds. Minimum value is 1.
-    #[serde(rename = "periodSeconds", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "periodSeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub period_seconds: Option<i32>,
     /// Minimum consecutive successes for the probe to be considered successful after having failed. Defaults to 1. Must be 1 for liveness and startup. Minimum value is 1.
-    #[serde(rename = "successThreshold", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "successThreshold", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub success_threshold: Option<i32>,
     /// Minimum consecutive failures for the probe to be considered failed after having succeeded. Defaults to 3. Minimum value is 1.
-    #[serde(rename = "failureThreshold", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "failureThreshold", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub failure_threshold: Option<i32>,
     /// Optional duration in seconds the pod needs to terminate gracefully upon probe failure. The grace period is the duration in seconds after the processes running in the pod are sent a termination signal and the time when the processes are forcibly halted with a kill signal. Set this value longer than the expected cleanup time for your process. If this value is nil, the pod's terminationGracePeriodSeconds will be used. Otherwise, this value overrides the value provided by the pod spec. Value must be non-negative integer. The value zero indicates stop immediately via the kill signal (no opportunity to shut down). This is a beta field and requires enabling ProbeTerminationGracePeriod feature gate. Minimum value is 1. spec.terminationGracePeriodSeconds is used if unset.
-    #[serde(rename = "terminationGracePeriodSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "terminationGracePeriodSeconds", skip_serializing_if = "Option::is_none")]
     pub termination_grace_period_seconds: Option<i64>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Probe {
+    const EXPECTING: &'static str = "struct Probe";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "exec" => Some(0),
+            "httpGet" => Some(1),
+            "tcpSocket" => Some(2),
+            "grpc" => Some(3),
+            "initialDelaySeconds" => Some(4),
+            "timeoutSeconds" => Some(5),
+            "periodSeconds" => Some(6),
+            "successThreshold" => Some(7),
+            "failureThreshold" => Some(8),
+            "terminationGracePeriodSeconds" => Some(9),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.exec = map.next_value()?,
+            1 => self.http_get = map.next_value()?,
+            2 => self.tcp_socket = map.next_value()?,
+            3 => self.grpc = map.next_value()?,
+            4 => self.initial_delay_seconds = map.next_value()?,
+            5 => self.timeout_seconds = map.next_value()?,
+            6 => self.period_seconds = map.next_value()?,
+            7 => self.success_threshold = map.next_value()?,
+            8 => self.failure_threshold = map.next_value()?,
+            9 => self.termination_grace_period_seconds = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Probe {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ProbeHandler defines a specific action that should be taken in a probe.
 /// One and only one of the fields must be specified.
 ///
 /// Generated from proto `k8s.io.api.core.v1.ProbeHandler`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ProbeHandler {
     /// Exec specifies a command to execute in the container.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub exec: Option<crate::api::core::v1::ExecAction>,
     /// HTTPGet specifies an HTTP GET request to perform.
     /// +optional
-    #[serde(rename = "httpGet", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "httpGet", skip_serializing_if = "Option::is_none")]
     pub http_get: Option<crate::api::core::v1::HTTPGetAction>,
     /// TCPSocket specifies a connection to a TCP port.
     /// +optional
-    #[serde(rename = "tcpSocket", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "tcpSocket", skip_serializing_if = "Option::is_none")]
     pub tcp_socket: Option<crate::api::core::v1::TCPSocketAction>,
     /// GRPC specifies a GRPC HealthCheckRequest.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc: Option<crate::api::core::v1::GRPCAction>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ProbeHandler {
+    const EXPECTING: &'static str = "struct ProbeHandler";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "exec" => Some(0),
+            "httpGet" => Some(1),
+            "tcpSocket" => Some(2),
+            "grpc" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.exec = map.next_value()?,
+            1 => self.http_get = map.next_value()?,
+            2 => self.tcp_socket = map.next_value()?,
+            3 => self.grpc = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ProbeHandler {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a projected volume source
 ///
 /// Generated from `io.k8s.api.core.v1.ProjectedVolumeSource` (proto `k8s.io.api.core.v1.ProjectedVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ProjectedVolumeSource {
     /// sources is the list of volume projections. Each entry in this list handles one source.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub sources: Vec<crate::api::core::v1::VolumeProjection>,
     /// defaultMode are the mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(rename = "defaultMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ProjectedVolumeSource {
+    const EXPECTING: &'static str = "struct ProjectedVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "sources" => Some(0),
+            "defaultMode" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.sources = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.default_mode = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ProjectedVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a Quobyte mount that lasts the lifetime of a pod. Quobyte volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.QuobyteVolumeSource` (proto `k8s.io.api.core.v1.QuobyteVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct QuobyteVolumeSource {
     /// registry represents a single or multiple Quobyte Registry services specified as a string as host:port pair (multiple entries are separated with commas) which acts as the central registry for volumes
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub registry: String,
     /// volume is a string that references an already created Quobyte volume by name.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub volume: String,
     /// readOnly here will force the Quobyte volume to be mounted with read-only permissions. Defaults to false.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// user to map volume access to Defaults to serivceaccount user
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub user: Option<String>,
     /// group to map volume access to Default is no group
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub group: Option<String>,
     /// tenant owning the given Quobyte volume in the Backend Used with dynamically provisioned Quobyte volumes, value is set by the plugin
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub tenant: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for QuobyteVolumeSource {
+    const EXPECTING: &'static str = "struct QuobyteVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "registry" => Some(0),
+            "volume" => Some(1),
+            "readOnly" => Some(2),
+            "user" => Some(3),
+            "group" => Some(4),
+            "tenant" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.registry = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.volume = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.read_only = map.next_value()?,
+            3 => self.user = map.next_value()?,
+            4 => self.group = map.next_value()?,
+            5 => self.tenant = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for QuobyteVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.RBDPersistentVolumeSource` (proto `k8s.io.api.core.v1.RBDPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct RBDPersistentVolumeSource {
     /// monitors is a collection of Ceph monitors. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub monitors: Vec<String>,
     /// image is the rados image name. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub image: String,
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#rbd
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// pool is the rados pool name. Default is rbd. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub pool: Option<String>,
     /// user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub user: Option<String>,
     /// keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub keyring: Option<String>,
     /// secretRef is name of the authentication secret for RBDUser. If provided overrides keyring. Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(rename = "secretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for RBDPersistentVolumeSource {
+    const EXPECTING: &'static str = "struct RBDPersistentVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "monitors" => Some(0),
+            "image" => Some(1),
+            "fsType" => Some(2),
+            "pool" => Some(3),
+            "user" => Some(4),
+            "keyring" => Some(5),
+            "secretRef" => Some(6),
+            "readOnly" => Some(7),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.monitors = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.image = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.fs_type = map.next_value()?,
+            3 => self.pool = map.next_value()?,
+            4 => self.user = map.next_value()?,
+            5 => self.keyring = map.next_value()?,
+            6 => self.secret_ref = map.next_value()?,
+            7 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for RBDPersistentVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.RBDVolumeSource` (proto `k8s.io.api.core.v1.RBDVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct RBDVolumeSource {
     /// monitors is a collection of Ceph monitors. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub monitors: Vec<String>,
     /// image is the rados image name. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub image: String,
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#rbd
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// pool is the rados pool name. Default is rbd. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub pool: Option<String>,
     /// user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub user: Option<String>,
     /// keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub keyring: Option<String>,
     /// secretRef is name of the authentication secret for RBDUser. If provided overrides keyring. Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(rename = "secretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for RBDVolumeSource {
+    const EXPECTING: &'static str = "struct RBDVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "monitors" => Some(0),
+            "image" => Some(1),
+            "fsType" => Some(2),
+            "pool" => Some(3),
+            "user" => Some(4),
+            "keyring" => Some(5),
+            "secretRef" => Some(6),
+            "readOnly" => Some(7),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.monitors = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.image = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.fs_type = map.next_value()?,
+            3 => self.pool = map.next_value()?,
+            4 => self.user = map.next_value()?,
+            5 => self.keyring = map.next_value()?,
+            6 => self.secret_ref = map.next_value()?,
+            7 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for RBDVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// RangeAllocation is not a public type.
 ///
 /// Generated from proto `k8s.io.api.core.v1.RangeAllocation`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct RangeAllocation {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Range is string that identifies the range represented by 'data'.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub range: Option<String>,
     /// Data is a bit array containing all allocated addresses in the previous segment.
-    #[serde(default, with = "::kapi_apimachinery::serde_bytes::base64_option")]
+    #[serde(serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub data: Option<Vec<u8>>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for RangeAllocation {
+    const EXPECTING: &'static str = "struct RangeAllocation";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "range" => Some(3),
+            "data" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.range = map.next_value()?,
+            4 => self.data = map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for RangeAllocation {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ReplicationController represents the configuration of a replication controller.
 ///
 /// Generated from `io.k8s.api.core.v1.ReplicationController` (proto `k8s.io.api.core.v1.ReplicationController`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ReplicationController {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// If the Labels of a ReplicationController are empty, they are defaulted to be the same as the Pod(s) that the replication controller manages. Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the specification of the desired behavior of the replication controller. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::ReplicationControllerSpec>,
     /// Status is the most recently observed status of the replication controller. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::ReplicationControllerStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ReplicationController {
+    const EXPECTING: &'static str = "struct ReplicationController";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ReplicationController {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ReplicationControllerCondition describes the state of a replication controller at a certain point.
 ///
 /// Generated from `io.k8s.api.core.v1.ReplicationControllerCondition` (proto `k8s.io.api.core.v1.ReplicationControllerCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ReplicationControllerCondition {
     /// Type of replication controller condition.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// Status of the condition, one of True, False, Unknown.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub status: String,
     /// The last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// The reason for the condition's last transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human readable message indicating details about the transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ReplicationControllerCondition {
+    const EXPECTING: &'static str = "struct ReplicationControllerCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "lastTransitionTime" => Some(2),
+            "reason" => Some(3),
+            "message" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.status = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.last_transition_time = map.next_value()?,
+            3 => self.reason = map.next_value()?,
+            4 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ReplicationControllerCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ReplicationControllerList is a collection of replication controllers.
 ///
 /// Generated from `io.k8s.api.core.v1.ReplicationControllerList` (proto `k8s.io.api.core.v1.ReplicationControllerList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ReplicationControllerList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of replication controllers. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::ReplicationController>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ReplicationControllerList {
+    const EXPECTING: &'static str = "struct ReplicationControllerList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ReplicationControllerList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ReplicationControllerSpec is the specification of a replication controller.
 ///
 /// Generated from `io.k8s.api.core.v1.ReplicationControllerSpec` (proto `k8s.io.api.core.v1.ReplicationControllerSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ReplicationControllerSpec {
     /// Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)
-    #[serde(rename = "minReadySeconds", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "minReadySeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub min_ready_seconds: Option<i32>,
     /// Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub selector: ::std::collections::BTreeMap<String, String>,
     /// Template is the object that describes the pod that will be created if insufficient replicas are detected. This takes precedence over a TemplateRef. The only allowed template.spec.restartPolicy value is "Always". More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ReplicationControllerSpec {
+    const EXPECTING: &'static str = "struct ReplicationControllerSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "replicas" => Some(0),
+            "minReadySeconds" => Some(1),
+            "selector" => Some(2),
+            "template" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = map.next_value()?,
+            1 => self.min_ready_seconds = map.next_value()?,
+            2 => self.selector = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.template = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ReplicationControllerSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ReplicationControllerStatus represents the current status of a replication controller.
 ///
 /// Generated from `io.k8s.api.core.v1.ReplicationControllerStatus` (proto `k8s.io.api.core.v1.ReplicationControllerStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ReplicationControllerStatus {
     /// Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub replicas: i32,
     /// The number of pods that have labels matching the labels of the pod template of the replication controller.
-    #[serde(rename = "fullyLabeledReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fullyLabeledReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fully_labeled_replicas: Option<i32>,
     /// The number of ready replicas for this replication controller.
-    #[serde(rename = "readyReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readyReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ready_replicas: Option<i32>,
     /// The number of available replicas (ready for at least minReadySeconds) for this replication controller.
-    #[serde(rename = "availableReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "availableReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub available_replicas: Option<i32>,
     /// ObservedGeneration reflects the generation of the most recently observed replication controller.
-    #[serde(rename = "observedGeneration", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// Represents the latest available observations of a replication controller's current state.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::core::v1::ReplicationControllerCondition>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ReplicationControllerStatus {
+    const EXPECTING: &'static str = "struct ReplicationControllerStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "replicas" => Some(0),
+            "fullyLabeledReplicas" => Some(1),
+            "readyReplicas" => Some(2),
+            "availableReplicas" => Some(3),
+            "observedGeneration" => Some(4),
+            "conditions" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.fully_labeled_replicas = map.next_value()?,
+            2 => self.ready_replicas = map.next_value()?,
+            3 => self.available_replicas = map.next_value()?,
+            4 => self.observed_generation = map.next_value()?,
+            5 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ReplicationControllerStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ResourceClaim references one entry in PodSpec.ResourceClaims.
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceClaim` (proto `k8s.io.api.core.v1.ResourceClaim`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceClaim {
     /// Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this field is used. It makes that resource available inside a container.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// Request is the name chosen for a request in the referenced claim. If empty, everything from the claim is made available, otherwise only the result of this request.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub request: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceClaim {
+    const EXPECTING: &'static str = "struct ResourceClaim";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "request" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.request = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceClaim {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ResourceFieldSelector represents container resources (cpu, memory) and their output format
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceFieldSelector` (proto `k8s.io.api.core.v1.ResourceFieldSelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceFieldSelector {
     /// Container name: required for volumes, optional for env vars
-    #[serde(rename = "containerName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "containerName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub container_name: Option<String>,
     /// Required: resource to select
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub resource: String,
     /// Specifies the output format of the exposed resources, defaults to "1"
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub divisor: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceFieldSelector {
+    const EXPECTING: &'static str = "struct ResourceFieldSelector";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "containerName" => Some(0),
+            "resource" => Some(1),
+            "divisor" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.container_name = map.next_value()?,
+            1 => self.resource = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.divisor = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceFieldSelector {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ResourceHealth represents the health of a resource. It has the latest device health information. This is a part of KEP https://kep.k8s.io/4680.
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceHealth` (proto `k8s.io.api.core.v1.ResourceHealth`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceHealth {
     /// ResourceID is the unique identifier of the resource. See the ResourceID type for more information.
-    #[serde(rename = "resourceID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "resourceID")]
     pub resource_id: String,
     /// Health of the resource. can be one of:
     ///  - Healthy: operates as normal
@@ -4422,276 +10543,723 @@ pub struct ResourceHealth {
     ///             For example, Device Plugin got unregistered and hasn't been re-registered since.
     ///
     /// In future we may want to introduce the PermanentlyUnhealthy Status.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub health: Option<String>,
     /// Message provides human-readable context for Health (e.g. "ECC error count exceeded threshold"). This field is populated by the kubelet when ResourceHealthStatusMessage is enabled if the DRA plugin returns a message, and is null otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceHealth {
+    const EXPECTING: &'static str = "struct ResourceHealth";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "resourceID" => Some(0),
+            "health" => Some(1),
+            "message" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.resource_id = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.health = map.next_value()?,
+            2 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceHealth {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ResourceQuota sets aggregate quota restrictions enforced per namespace
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceQuota` (proto `k8s.io.api.core.v1.ResourceQuota`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceQuota {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the desired quota. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::ResourceQuotaSpec>,
     /// Status defines the actual enforced quota and its current usage. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::ResourceQuotaStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceQuota {
+    const EXPECTING: &'static str = "struct ResourceQuota";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceQuota {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ResourceQuotaList is a list of ResourceQuota items.
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceQuotaList` (proto `k8s.io.api.core.v1.ResourceQuotaList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceQuotaList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is a list of ResourceQuota objects. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::ResourceQuota>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceQuotaList {
+    const EXPECTING: &'static str = "struct ResourceQuotaList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceQuotaList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ResourceQuotaSpec defines the desired hard limits to enforce for Quota.
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceQuotaSpec` (proto `k8s.io.api.core.v1.ResourceQuotaSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceQuotaSpec {
     /// hard is the set of desired hard limits for each named resource. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub hard: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// A collection of filters that must match each object tracked by a quota. If not specified, the quota matches all objects.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
     /// scopeSelector is also a collection of filters like scopes that must match each object tracked by a quota but expressed using ScopeSelectorOperator in combination with possible values. For a resource to match, both scopes AND scopeSelector (if specified in spec), must be matched.
-    #[serde(rename = "scopeSelector", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "scopeSelector", skip_serializing_if = "Option::is_none")]
     pub scope_selector: Option<crate::api::core::v1::ScopeSelector>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceQuotaSpec {
+    const EXPECTING: &'static str = "struct ResourceQuotaSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "hard" => Some(0),
+            "scopes" => Some(1),
+            "scopeSelector" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.hard = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.scopes = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.scope_selector = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceQuotaSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ResourceQuotaStatus defines the enforced hard limits and observed use.
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceQuotaStatus` (proto `k8s.io.api.core.v1.ResourceQuotaStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceQuotaStatus {
     /// Hard is the set of enforced hard limits for each named resource. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub hard: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Used is the current observed total usage of the resource in the namespace.
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub used: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceQuotaStatus {
+    const EXPECTING: &'static str = "struct ResourceQuotaStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "hard" => Some(0),
+            "used" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.hard = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.used = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceQuotaStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ResourceRequirements describes the compute resource requirements.
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceRequirements` (proto `k8s.io.api.core.v1.ResourceRequirements`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceRequirements {
     /// Limits describes the maximum amount of compute resources allowed. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub limits: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Requests describes the minimum amount of compute resources required. If Requests is omitted for a container, it defaults to Limits if that is explicitly specified, otherwise to an implementation-defined value. Requests cannot exceed Limits. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub requests: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Claims lists the names of resources, defined in spec.resourceClaims, that are used by this container.
     ///
     /// This field depends on the DynamicResourceAllocation feature gate.
     ///
     /// This field is immutable. It can only be set for containers.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub claims: Vec<crate::api::core::v1::ResourceClaim>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceRequirements {
+    const EXPECTING: &'static str = "struct ResourceRequirements";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "limits" => Some(0),
+            "requests" => Some(1),
+            "claims" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.limits = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.requests = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.claims = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceRequirements {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ResourceStatus represents the status of a single resource allocated to a Pod.
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceStatus` (proto `k8s.io.api.core.v1.ResourceStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourceStatus {
     /// Name of the resource. Must be unique within the pod and in case of non-DRA resource, match one of the resources from the pod spec. For DRA resources, the value must be "claim:<claim_name>/<request>". When this status is reported about a container, the "claim_name" and "request" must match one of the claims of this container.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// List of unique resources health. Each element in the list contains an unique resource ID and its health. At a minimum, for the lifetime of a Pod, resource ID must uniquely identify the resource allocated to the Pod on the Node. If other Pod on the same Node reports the status with the same resource ID, it must be the same resource they share. See ResourceID type definition for a specific format it has in various use cases.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<crate::api::core::v1::ResourceHealth>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourceStatus {
+    const EXPECTING: &'static str = "struct ResourceStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "resources" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.resources = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourceStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// SELinuxOptions are the labels to be applied to the container
 ///
 /// Generated from `io.k8s.api.core.v1.SELinuxOptions` (proto `k8s.io.api.core.v1.SELinuxOptions`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct SELinuxOptions {
     /// User is a SELinux user label that applies to the container.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub user: Option<String>,
     /// Role is a SELinux role label that applies to the container.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub role: Option<String>,
     /// Type is a SELinux type label that applies to the container.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// Level is SELinux level label that applies to the container.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub level: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for SELinuxOptions {
+    const EXPECTING: &'static str = "struct SELinuxOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "user" => Some(0),
+            "role" => Some(1),
+            "type" => Some(2),
+            "level" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.user = map.next_value()?,
+            1 => self.role = map.next_value()?,
+            2 => self.r#type = map.next_value()?,
+            3 => self.level = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for SELinuxOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ScaleIOPersistentVolumeSource represents a persistent ScaleIO volume
 ///
 /// Generated from `io.k8s.api.core.v1.ScaleIOPersistentVolumeSource` (proto `k8s.io.api.core.v1.ScaleIOPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ScaleIOPersistentVolumeSource {
     /// gateway is the host address of the ScaleIO API Gateway.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub gateway: String,
     /// system is the name of the storage system as configured in ScaleIO.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub system: String,
     /// secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail.
-    #[serde(rename = "secretRef", default, serialize_with = "::kapi_apimachinery::go::default_as_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "secretRef", serialize_with = "::kapi_apimachinery::go::default_as_null")]
     pub secret_ref: crate::api::core::v1::SecretReference,
     /// sslEnabled is the flag to enable/disable SSL communication with Gateway, default false
-    #[serde(rename = "sslEnabled", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "sslEnabled", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ssl_enabled: Option<bool>,
     /// protectionDomain is the name of the ScaleIO Protection Domain for the configured storage.
-    #[serde(rename = "protectionDomain", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "protectionDomain", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub protection_domain: Option<String>,
     /// storagePool is the ScaleIO Storage Pool associated with the protection domain.
-    #[serde(rename = "storagePool", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "storagePool", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_pool: Option<String>,
     /// storageMode indicates whether the storage for a volume should be ThickProvisioned or ThinProvisioned. Default is ThinProvisioned.
-    #[serde(rename = "storageMode", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "storageMode", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_mode: Option<String>,
     /// volumeName is the name of a volume already created in the ScaleIO system that is associated with this volume source.
-    #[serde(rename = "volumeName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "volumeName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub volume_name: Option<String>,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Default is "xfs"
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ScaleIOPersistentVolumeSource {
+    const EXPECTING: &'static str = "struct ScaleIOPersistentVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "gateway" => Some(0),
+            "system" => Some(1),
+            "secretRef" => Some(2),
+            "sslEnabled" => Some(3),
+            "protectionDomain" => Some(4),
+            "storagePool" => Some(5),
+            "storageMode" => Some(6),
+            "volumeName" => Some(7),
+            "fsType" => Some(8),
+            "readOnly" => Some(9),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.gateway = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.system = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.secret_ref = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.ssl_enabled = map.next_value()?,
+            4 => self.protection_domain = map.next_value()?,
+            5 => self.storage_pool = map.next_value()?,
+            6 => self.storage_mode = map.next_value()?,
+            7 => self.volume_name = map.next_value()?,
+            8 => self.fs_type = map.next_value()?,
+            9 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ScaleIOPersistentVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ScaleIOVolumeSource represents a persistent ScaleIO volume
 ///
 /// Generated from `io.k8s.api.core.v1.ScaleIOVolumeSource` (proto `k8s.io.api.core.v1.ScaleIOVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ScaleIOVolumeSource {
     /// gateway is the host address of the ScaleIO API Gateway.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub gateway: String,
     /// system is the name of the storage system as configured in ScaleIO.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub system: String,
     /// secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail.
-    #[serde(rename = "secretRef", default, serialize_with = "::kapi_apimachinery::go::default_as_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "secretRef", serialize_with = "::kapi_apimachinery::go::default_as_null")]
     pub secret_ref: crate::api::core::v1::LocalObjectReference,
     /// sslEnabled Flag enable/disable SSL communication with Gateway, default false
-    #[serde(rename = "sslEnabled", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "sslEnabled", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ssl_enabled: Option<bool>,
     /// protectionDomain is the name of the ScaleIO Protection Domain for the configured storage.
-    #[serde(rename = "protectionDomain", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "protectionDomain", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub protection_domain: Option<String>,
     /// storagePool is the ScaleIO Storage Pool associated with the protection domain.
-    #[serde(rename = "storagePool", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "storagePool", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_pool: Option<String>,
     /// storageMode indicates whether the storage for a volume should be ThickProvisioned or ThinProvisioned. Default is ThinProvisioned.
-    #[serde(rename = "storageMode", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "storageMode", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_mode: Option<String>,
     /// volumeName is the name of a volume already created in the ScaleIO system that is associated with this volume source.
-    #[serde(rename = "volumeName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "volumeName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub volume_name: Option<String>,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Default is "xfs".
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ScaleIOVolumeSource {
+    const EXPECTING: &'static str = "struct ScaleIOVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "gateway" => Some(0),
+            "system" => Some(1),
+            "secretRef" => Some(2),
+            "sslEnabled" => Some(3),
+            "protectionDomain" => Some(4),
+            "storagePool" => Some(5),
+            "storageMode" => Some(6),
+            "volumeName" => Some(7),
+            "fsType" => Some(8),
+            "readOnly" => Some(9),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.gateway = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.system = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.secret_ref = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.ssl_enabled = map.next_value()?,
+            4 => self.protection_domain = map.next_value()?,
+            5 => self.storage_pool = map.next_value()?,
+            6 => self.storage_mode = map.next_value()?,
+            7 => self.volume_name = map.next_value()?,
+            8 => self.fs_type = map.next_value()?,
+            9 => self.read_only = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ScaleIOVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// A scope selector represents the AND of the selectors represented by the scoped-resource selector requirements.
 ///
 /// Generated from `io.k8s.api.core.v1.ScopeSelector` (proto `k8s.io.api.core.v1.ScopeSelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ScopeSelector {
     /// A list of scope selector requirements by scope of the resources.
-    #[serde(rename = "matchExpressions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "matchExpressions", skip_serializing_if = "Vec::is_empty")]
     pub match_expressions: Vec<crate::api::core::v1::ScopedResourceSelectorRequirement>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ScopeSelector {
+    const EXPECTING: &'static str = "struct ScopeSelector";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "matchExpressions" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.match_expressions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ScopeSelector {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// A scoped-resource selector requirement is a selector that contains values, a scope name, and an operator that relates the scope name and values.
 ///
 /// Generated from `io.k8s.api.core.v1.ScopedResourceSelectorRequirement` (proto `k8s.io.api.core.v1.ScopedResourceSelectorRequirement`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ScopedResourceSelectorRequirement {
     /// The name of the scope that the selector applies to.
-    #[serde(rename = "scopeName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "scopeName")]
     pub scope_name: String,
     /// Represents a scope's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub operator: String,
     /// An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ScopedResourceSelectorRequirement {
+    const EXPECTING: &'static str = "struct ScopedResourceSelectorRequirement";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "scopeName" => Some(0),
+            "operator" => Some(1),
+            "values" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.scope_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.operator = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.values = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ScopedResourceSelectorRequirement {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// SeccompProfile defines a pod/container's seccomp profile settings. Only one profile source may be set.
 ///
 /// Generated from `io.k8s.api.core.v1.SeccompProfile` (proto `k8s.io.api.core.v1.SeccompProfile`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct SeccompProfile {
     /// type indicates which kind of seccomp profile will be applied. Valid options are:
     ///
     /// Localhost - a profile defined in a file on the node should be used. RuntimeDefault - the container runtime default profile should be used. Unconfined - no profile should be applied.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// localhostProfile indicates a profile defined in a file on the node should be used. The profile must be preconfigured on the node to work. Must be a descending path, relative to the kubelet's configured seccomp profile location. Must be set if type is "Localhost". Must NOT be set for any other type.
-    #[serde(rename = "localhostProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "localhostProfile", skip_serializing_if = "Option::is_none")]
     pub localhost_profile: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for SeccompProfile {
+    const EXPECTING: &'static str = "struct SeccompProfile";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "localhostProfile" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.localhost_profile = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for SeccompProfile {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less than MaxSecretSize bytes.
 ///
 /// Generated from `io.k8s.api.core.v1.Secret` (proto `k8s.io.api.core.v1.Secret`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Secret {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Immutable, if set to true, ensures that data stored in the Secret cannot be updated (only object metadata can be modified). If not set to true, the field can be modified at any time. Defaulted to nil.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub immutable: Option<bool>,
     /// Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", with = "::kapi_apimachinery::serde_bytes::base64_map")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty", serialize_with = "::kapi_apimachinery::serde_bytes::base64_map::serialize")]
     pub data: ::std::collections::BTreeMap<String, Vec<u8>>,
     /// stringData allows specifying non-binary secret data in string form. It is provided as a write-only input field for convenience. All keys and values are merged into the data field on write, overwriting any existing values. The stringData field is never output when reading from the API.
-    #[serde(rename = "stringData", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "stringData", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub string_data: ::std::collections::BTreeMap<String, String>,
     /// Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Secret {
+    const EXPECTING: &'static str = "struct Secret";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "immutable" => Some(3),
+            "data" => Some(4),
+            "stringData" => Some(5),
+            "type" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.immutable = map.next_value()?,
+            4 => self.data = map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0,
+            5 => self.string_data = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.r#type = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Secret {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// SecretEnvSource selects a Secret to populate the environment variables with.
@@ -4699,49 +11267,138 @@ pub struct Secret {
 /// The contents of the target Secret's Data field will represent the key-value pairs as environment variables.
 ///
 /// Generated from `io.k8s.api.core.v1.SecretEnvSource` (proto `k8s.io.api.core.v1.SecretEnvSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct SecretEnvSource {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// Specify whether the Secret must be defined
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for SecretEnvSource {
+    const EXPECTING: &'static str = "struct SecretEnvSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "optional" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.optional = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for SecretEnvSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// SecretKeySelector selects a key of a Secret.
 ///
 /// Generated from `io.k8s.api.core.v1.SecretKeySelector` (proto `k8s.io.api.core.v1.SecretKeySelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct SecretKeySelector {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// The key of the secret to select from.  Must be a valid secret key.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub key: String,
     /// Specify whether the Secret or its key must be defined
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for SecretKeySelector {
+    const EXPECTING: &'static str = "struct SecretKeySelector";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "key" => Some(1),
+            "optional" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.key = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.optional = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for SecretKeySelector {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// SecretList is a list of Secret.
 ///
 /// Generated from `io.k8s.api.core.v1.SecretList` (proto `k8s.io.api.core.v1.SecretList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct SecretList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is a list of secret objects. More info: https://kubernetes.io/docs/concepts/configuration/secret
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::Secret>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for SecretList {
+    const EXPECTING: &'static str = "struct SecretList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for SecretList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Adapts a secret into a projected volume.
@@ -4749,30 +11406,88 @@ pub struct SecretList {
 /// The contents of the target Secret's Data field will be presented in a projected volume as files using the keys in the Data field as the file names. Note that this is identical to a secret volume source without the default mode.
 ///
 /// Generated from `io.k8s.api.core.v1.SecretProjection` (proto `k8s.io.api.core.v1.SecretProjection`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct SecretProjection {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// items if unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the Secret, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::api::core::v1::KeyToPath>,
     /// optional field specify whether the Secret or its key must be defined
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for SecretProjection {
+    const EXPECTING: &'static str = "struct SecretProjection";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "items" => Some(1),
+            "optional" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.optional = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for SecretProjection {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
 ///
 /// Generated from `io.k8s.api.core.v1.SecretReference` (proto `k8s.io.api.core.v1.SecretReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct SecretReference {
     /// name is unique within a namespace to reference a secret resource.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// namespace defines the space within which the secret name must be unique.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for SecretReference {
+    const EXPECTING: &'static str = "struct SecretReference";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "namespace" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.namespace = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for SecretReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Adapts a Secret into a volume.
@@ -4780,193 +11495,466 @@ pub struct SecretReference {
 /// The contents of the target Secret's Data field will be presented in a volume as files using the keys in the Data field as the file names. Secret volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.SecretVolumeSource` (proto `k8s.io.api.core.v1.SecretVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct SecretVolumeSource {
     /// secretName is the name of the secret in the pod's namespace to use. More info: https://kubernetes.io/docs/concepts/storage/volumes#secret
-    #[serde(rename = "secretName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "secretName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub secret_name: Option<String>,
     /// items If unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the Secret, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::api::core::v1::KeyToPath>,
     /// defaultMode is Optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(rename = "defaultMode", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<i32>,
     /// optional field specify whether the Secret or its keys must be defined
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for SecretVolumeSource {
+    const EXPECTING: &'static str = "struct SecretVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "secretName" => Some(0),
+            "items" => Some(1),
+            "defaultMode" => Some(2),
+            "optional" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.secret_name = map.next_value()?,
+            1 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.default_mode = map.next_value()?,
+            3 => self.optional = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for SecretVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// SecurityContext holds security configuration that will be applied to a container. Some fields are present in both SecurityContext and PodSecurityContext.  When both are set, the values in SecurityContext take precedence.
 ///
 /// Generated from `io.k8s.api.core.v1.SecurityContext` (proto `k8s.io.api.core.v1.SecurityContext`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct SecurityContext {
     /// The capabilities to add/drop when running containers. Defaults to the default set of capabilities granted by the container runtime. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub capabilities: Option<crate::api::core::v1::Capabilities>,
     /// Run container in privileged mode. Processes in privileged containers are essentially equivalent to root on the host. Defaults to false. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub privileged: Option<bool>,
     /// The SELinux context to be applied to the container. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "seLinuxOptions", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "seLinuxOptions", skip_serializing_if = "Option::is_none")]
     pub se_linux_options: Option<crate::api::core::v1::SELinuxOptions>,
     /// The Windows specific settings applied to all containers. If unspecified, the options from the PodSecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.
-    #[serde(rename = "windowsOptions", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "windowsOptions", skip_serializing_if = "Option::is_none")]
     pub windows_options: Option<crate::api::core::v1::WindowsSecurityContextOptions>,
     /// The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "runAsUser", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "runAsUser", skip_serializing_if = "Option::is_none")]
     pub run_as_user: Option<i64>,
     /// The GID to run the entrypoint of the container process. Uses runtime default if unset. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "runAsGroup", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "runAsGroup", skip_serializing_if = "Option::is_none")]
     pub run_as_group: Option<i64>,
     /// Indicates that the container must run as a non-root user. If true, the Kubelet will validate the image at runtime to ensure that it does not run as UID 0 (root) and fail to start the container if it does. If unset or false, no such validation will be performed. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.
-    #[serde(rename = "runAsNonRoot", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "runAsNonRoot", skip_serializing_if = "Option::is_none")]
     pub run_as_non_root: Option<bool>,
     /// Whether this container has a read-only root filesystem. Default is false. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "readOnlyRootFilesystem", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "readOnlyRootFilesystem", skip_serializing_if = "Option::is_none")]
     pub read_only_root_filesystem: Option<bool>,
     /// AllowPrivilegeEscalation controls whether a process can gain more privileges than its parent process. This bool directly controls if the no_new_privs flag will be set on the container process. AllowPrivilegeEscalation is true always when the container is: 1) run as Privileged 2) has CAP_SYS_ADMIN Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "allowPrivilegeEscalation", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "allowPrivilegeEscalation", skip_serializing_if = "Option::is_none")]
     pub allow_privilege_escalation: Option<bool>,
     /// procMount denotes the type of proc mount to use for the containers. The default value is Default which uses the container runtime defaults for readonly paths and masked paths. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "procMount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "procMount", skip_serializing_if = "Option::is_none")]
     pub proc_mount: Option<String>,
     /// The seccomp options to use by this container. If seccomp options are provided at both the pod & container level, the container options override the pod options. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "seccompProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "seccompProfile", skip_serializing_if = "Option::is_none")]
     pub seccomp_profile: Option<crate::api::core::v1::SeccompProfile>,
     /// appArmorProfile is the AppArmor options to use by this container. If set, this profile overrides the pod's appArmorProfile. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "appArmorProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "appArmorProfile", skip_serializing_if = "Option::is_none")]
     pub app_armor_profile: Option<crate::api::core::v1::AppArmorProfile>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for SecurityContext {
+    const EXPECTING: &'static str = "struct SecurityContext";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "capabilities" => Some(0),
+            "privileged" => Some(1),
+            "seLinuxOptions" => Some(2),
+            "windowsOptions" => Some(3),
+            "runAsUser" => Some(4),
+            "runAsGroup" => Some(5),
+            "runAsNonRoot" => Some(6),
+            "readOnlyRootFilesystem" => Some(7),
+            "allowPrivilegeEscalation" => Some(8),
+            "procMount" => Some(9),
+            "seccompProfile" => Some(10),
+            "appArmorProfile" => Some(11),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.capabilities = map.next_value()?,
+            1 => self.privileged = map.next_value()?,
+            2 => self.se_linux_options = map.next_value()?,
+            3 => self.windows_options = map.next_value()?,
+            4 => self.run_as_user = map.next_value()?,
+            5 => self.run_as_group = map.next_value()?,
+            6 => self.run_as_non_root = map.next_value()?,
+            7 => self.read_only_root_filesystem = map.next_value()?,
+            8 => self.allow_privilege_escalation = map.next_value()?,
+            9 => self.proc_mount = map.next_value()?,
+            10 => self.seccomp_profile = map.next_value()?,
+            11 => self.app_armor_profile = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for SecurityContext {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// SerializedReference is a reference to serialized object.
 ///
 /// Generated from proto `k8s.io.api.core.v1.SerializedReference`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct SerializedReference {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// The reference to an object in the system.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub reference: Option<crate::api::core::v1::ObjectReference>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for SerializedReference {
+    const EXPECTING: &'static str = "struct SerializedReference";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "reference" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.reference = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for SerializedReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Service is a named abstraction of software service (for example, mysql) consisting of local port (for example 3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.
 ///
 /// Generated from `io.k8s.api.core.v1.Service` (proto `k8s.io.api.core.v1.Service`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Service {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the behavior of a service. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::ServiceSpec>,
     /// Most recently observed status of the service. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::ServiceStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Service {
+    const EXPECTING: &'static str = "struct Service";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Service {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral systems, for an identity * a principal that can be authenticated and authorized * a set of secrets
 ///
 /// Generated from `io.k8s.api.core.v1.ServiceAccount` (proto `k8s.io.api.core.v1.ServiceAccount`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ServiceAccount {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a "kubernetes.io/enforce-mountable-secrets" annotation set to "true". The "kubernetes.io/enforce-mountable-secrets" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub secrets: Vec<crate::api::core::v1::ObjectReference>,
     /// ImagePullSecrets is a list of references to secrets in the same namespace to use for pulling any images in pods that reference this ServiceAccount. ImagePullSecrets are distinct from Secrets because Secrets can be mounted in the pod, but ImagePullSecrets are only accessed by the kubelet. More info: https://kubernetes.io/docs/concepts/containers/images/#specifying-imagepullsecrets-on-a-pod
-    #[serde(rename = "imagePullSecrets", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "imagePullSecrets", skip_serializing_if = "Vec::is_empty")]
     pub image_pull_secrets: Vec<crate::api::core::v1::LocalObjectReference>,
     /// AutomountServiceAccountToken indicates whether pods running as this service account should have an API token automatically mounted. Can be overridden at the pod level.
-    #[serde(rename = "automountServiceAccountToken", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "automountServiceAccountToken", skip_serializing_if = "Option::is_none")]
     pub automount_service_account_token: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ServiceAccount {
+    const EXPECTING: &'static str = "struct ServiceAccount";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "secrets" => Some(3),
+            "imagePullSecrets" => Some(4),
+            "automountServiceAccountToken" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.secrets = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.image_pull_secrets = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.automount_service_account_token = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ServiceAccount {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ServiceAccountList is a list of ServiceAccount objects
 ///
 /// Generated from `io.k8s.api.core.v1.ServiceAccountList` (proto `k8s.io.api.core.v1.ServiceAccountList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ServiceAccountList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of ServiceAccounts. More info: https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::ServiceAccount>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ServiceAccountList {
+    const EXPECTING: &'static str = "struct ServiceAccountList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ServiceAccountList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ServiceAccountTokenProjection represents a projected service account token volume. This projection can be used to insert a service account token into the pods runtime filesystem for use against APIs (Kubernetes API Server or otherwise).
 ///
 /// Generated from `io.k8s.api.core.v1.ServiceAccountTokenProjection` (proto `k8s.io.api.core.v1.ServiceAccountTokenProjection`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ServiceAccountTokenProjection {
     /// audience is the intended audience of the token. A recipient of a token must identify itself with an identifier specified in the audience of the token, and otherwise should reject the token. The audience defaults to the identifier of the apiserver.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub audience: Option<String>,
     /// expirationSeconds is the requested duration of validity of the service account token. As the token approaches expiration, the kubelet volume plugin will proactively rotate the service account token. The kubelet will start trying to rotate the token if the token is older than 80 percent of its time to live or if the token is older than 24 hours.Defaults to 1 hour and must be at least 10 minutes.
-    #[serde(rename = "expirationSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i64>,
     /// path is the path relative to the mount point of the file to project the token into.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub path: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ServiceAccountTokenProjection {
+    const EXPECTING: &'static str = "struct ServiceAccountTokenProjection";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "audience" => Some(0),
+            "expirationSeconds" => Some(1),
+            "path" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.audience = map.next_value()?,
+            1 => self.expiration_seconds = map.next_value()?,
+            2 => self.path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ServiceAccountTokenProjection {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ServiceList holds a list of services.
 ///
 /// Generated from `io.k8s.api.core.v1.ServiceList` (proto `k8s.io.api.core.v1.ServiceList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ServiceList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of services
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::Service>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ServiceList {
+    const EXPECTING: &'static str = "struct ServiceList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ServiceList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ServicePort contains information on service's port.
 ///
 /// Generated from `io.k8s.api.core.v1.ServicePort` (proto `k8s.io.api.core.v1.ServicePort`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ServicePort {
     /// The name of this port within the service. This must be a DNS_LABEL. All ports within a ServiceSpec must have unique names. When considering the endpoints for a Service, this must match the 'name' field in the EndpointPort. Optional if only one ServicePort is defined on this service.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// The IP protocol for this port. Supports "TCP", "UDP", and "SCTP". Default is TCP.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub protocol: Option<String>,
     /// The application protocol for this port. This is used as a hint for implementations to offer richer behavior for protocols that they understand. This field follows standard Kubernetes label syntax. Valid values are either:
     ///
@@ -4978,29 +11966,64 @@ pub struct ServicePort {
     ///   * 'kubernetes.io/wss' - WebSocket over TLS as described in https://www.rfc-editor.org/rfc/rfc6455
     ///
     /// * Other protocols should use implementation-defined prefixed names such as mycompany.com/my-custom-protocol.
-    #[serde(rename = "appProtocol", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "appProtocol", skip_serializing_if = "Option::is_none")]
     pub app_protocol: Option<String>,
     /// The port that will be exposed by this service.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub port: i32,
     /// Number or name of the port to access on the pods targeted by the service. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME. If this is a string, it will be looked up as a named port in the target Pod's container ports. If this is not specified, the value of the 'port' field is used (an identity map). This field is ignored for services with clusterIP=None, and should be omitted or set equal to the 'port' field. More info: https://kubernetes.io/docs/concepts/services-networking/service/#defining-a-service
-    #[serde(rename = "targetPort", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "targetPort", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub target_port: Option<::kapi_apimachinery::IntOrString>,
     /// The port on each node on which this service is exposed when type is NodePort or LoadBalancer.  Usually assigned by the system. If a value is specified, in-range, and not in use it will be used, otherwise the operation will fail.  If not specified, a port will be allocated if this Service requires one.  If this field is specified when creating a Service which does not need it, creation will fail. This field will be wiped when updating a Service to no longer need it (e.g. changing type from NodePort to ClusterIP). More info: https://kubernetes.io/docs/concepts/services-networking/service/#type-nodeport
-    #[serde(rename = "nodePort", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "nodePort", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub node_port: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ServicePort {
+    const EXPECTING: &'static str = "struct ServicePort";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "protocol" => Some(1),
+            "appProtocol" => Some(2),
+            "port" => Some(3),
+            "targetPort" => Some(4),
+            "nodePort" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.protocol = map.next_value()?,
+            2 => self.app_protocol = map.next_value()?,
+            3 => self.port = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.target_port = map.next_value()?,
+            5 => self.node_port = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ServicePort {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ServiceProxyOptions is the query options to a Service's proxy call.
 ///
 /// Generated from proto `k8s.io.api.core.v1.ServiceProxyOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ServiceProxyOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Path is the part of URLs that include service endpoints, suffixes,
     /// and parameters to use for the current proxy request to service.
@@ -5008,416 +12031,924 @@ pub struct ServiceProxyOptions {
     /// http://localhost/api/v1/namespaces/kube-system/services/elasticsearch-logging/_search?q=user:kimchy.
     /// Path is _search?q=user:kimchy.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ServiceProxyOptions {
+    const EXPECTING: &'static str = "struct ServiceProxyOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "path" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.path = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ServiceProxyOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ServiceSpec describes the attributes that a user creates on a service.
 ///
 /// Generated from `io.k8s.api.core.v1.ServiceSpec` (proto `k8s.io.api.core.v1.ServiceSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ServiceSpec {
     /// The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::core::v1::ServicePort>,
     /// Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub selector: ::std::collections::BTreeMap<String, String>,
     /// clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are "None", empty string (""), or a valid IP address. Setting this to "None" makes a "headless service" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies
-    #[serde(rename = "clusterIP", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "clusterIP", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub cluster_ip: Option<String>,
     /// ClusterIPs is a list of IP addresses assigned to this service, and are usually assigned randomly.  If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be empty) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are "None", empty string (""), or a valid IP address.  Setting this to "None" makes a "headless service" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName.  If this field is not specified, it will be initialized from the clusterIP field.  If this field is specified, clients must ensure that clusterIPs[0] and clusterIP have the same value.
     ///
     /// This field may hold a maximum of two entries (dual-stack IPs, in either order). These IPs must correspond to the values of the ipFamilies field. Both clusterIPs and ipFamilies are governed by the ipFamilyPolicy field. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies
-    #[serde(rename = "clusterIPs", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "clusterIPs", skip_serializing_if = "Vec::is_empty")]
     pub cluster_ips: Vec<String>,
     /// type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. "ClusterIP" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is "None", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. "NodePort" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. "LoadBalancer" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. "ExternalName" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.
-    #[serde(rename = "externalIPs", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "externalIPs", skip_serializing_if = "Vec::is_empty")]
     pub external_ips: Vec<String>,
     /// Supports "ClientIP" and "None". Used to maintain session affinity. Enable client IP based session affinity. Must be ClientIP or None. Defaults to None. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies
-    #[serde(rename = "sessionAffinity", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "sessionAffinity", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub session_affinity: Option<String>,
     /// Only applies to Service Type: LoadBalancer. This feature depends on whether the underlying cloud-provider supports specifying the loadBalancerIP when a load balancer is created. This field will be ignored if the cloud-provider does not support the feature. Deprecated: This field was under-specified and its meaning varies across implementations. Using it is non-portable and it may not support dual-stack. Users are encouraged to use implementation-specific annotations when available.
-    #[serde(rename = "loadBalancerIP", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "loadBalancerIP", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub load_balancer_ip: Option<String>,
     /// If specified and supported by the platform, this will restrict traffic through the cloud-provider load-balancer will be restricted to the specified client IPs. This field will be ignored if the cloud-provider does not support the feature." More info: https://kubernetes.io/docs/tasks/access-application-cluster/create-external-load-balancer/
-    #[serde(rename = "loadBalancerSourceRanges", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "loadBalancerSourceRanges", skip_serializing_if = "Vec::is_empty")]
     pub load_balancer_source_ranges: Vec<String>,
     /// externalName is the external reference that discovery mechanisms will return as an alias for this service (e.g. a DNS CNAME record). No proxying will be involved.  Must be a lowercase RFC-1123 hostname (https://tools.ietf.org/html/rfc1123) and requires `type` to be "ExternalName".
-    #[serde(rename = "externalName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "externalName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub external_name: Option<String>,
     /// externalTrafficPolicy describes how nodes distribute service traffic they receive on one of the Service's "externally-facing" addresses (NodePorts, ExternalIPs, and LoadBalancer IPs). If set to "Local", the proxy will configure the service in a way that assumes that external load balancers will take care of balancing the service traffic between nodes, and so each node will deliver traffic only to the node-local endpoints of the service, without masquerading the client source IP. (Traffic mistakenly sent to a node with no endpoints will be dropped.) The default value, "Cluster", uses the standard behavior of routing to all endpoints evenly (possibly modified by topology and other features). Note that traffic sent to an External IP or LoadBalancer IP from within the cluster will always get "Cluster" semantics, but clients sending to a NodePort from within the cluster may need to take traffic policy into account when picking a node.
-    #[serde(rename = "externalTrafficPolicy", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "externalTrafficPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub external_traffic_policy: Option<String>,
     /// healthCheckNodePort specifies the healthcheck nodePort for the service. This only applies when type is set to LoadBalancer and externalTrafficPolicy is set to Local. If a value is specified, is in-range, and is not in use, it will be used.  If not specified, a value will be automatically allocated.  External systems (e.g. load-balancers) can use this port to determine if a given node holds endpoints for this service or not.  If this field is specified when creating a Service which does not need it, creation will fail. This field will be wiped when updating a Service to no longer need it (e.g. changing type). This field cannot be updated once set.
-    #[serde(rename = "healthCheckNodePort", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "healthCheckNodePort", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub health_check_node_port: Option<i32>,
     /// publishNotReadyAddresses indicates that any agent which deals with endpoints for this Service should disregard any indications of ready/not-ready. The primary use case for setting this field is for a StatefulSet's Headless Service to propagate SRV DNS records for its Pods for the purpose of peer discovery. The Kubernetes controllers that generate Endpoints and EndpointSlice resources for Services interpret this to mean that all endpoints are considered "ready" even if the Pods themselves are not. Agents which consume only Kubernetes generated endpoints through the Endpoints or EndpointSlice resources can safely assume this behavior.
-    #[serde(rename = "publishNotReadyAddresses", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "publishNotReadyAddresses", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub publish_not_ready_addresses: Option<bool>,
     /// sessionAffinityConfig contains the configurations of session affinity.
-    #[serde(rename = "sessionAffinityConfig", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sessionAffinityConfig", skip_serializing_if = "Option::is_none")]
     pub session_affinity_config: Option<crate::api::core::v1::SessionAffinityConfig>,
     /// IPFamilies is a list of IP families (e.g. IPv4, IPv6) assigned to this service. This field is usually assigned automatically based on cluster configuration and the ipFamilyPolicy field. If this field is specified manually, the requested family is available in the cluster, and ipFamilyPolicy allows it, it will be used; otherwise creation of the service will fail. This field is conditionally mutable: it allows for adding or removing a secondary IP family, but it does not allow changing the primary IP family of the Service. Valid values are "IPv4" and "IPv6".  This field only applies to Services of types ClusterIP, NodePort, and LoadBalancer, and does apply to "headless" services. This field will be wiped when updating a Service to type ExternalName.
     ///
     /// This field may hold a maximum of two entries (dual-stack families, in either order).  These families must correspond to the values of the clusterIPs field, if specified. Both clusterIPs and ipFamilies are governed by the ipFamilyPolicy field.
-    #[serde(rename = "ipFamilies", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "ipFamilies", skip_serializing_if = "Vec::is_empty")]
     pub ip_families: Vec<String>,
     /// IPFamilyPolicy represents the dual-stack-ness requested or required by this Service. If there is no value provided, then this field will be set to SingleStack. Services can be "SingleStack" (a single IP family), "PreferDualStack" (two IP families on dual-stack configured clusters or a single IP family on single-stack clusters), or "RequireDualStack" (two IP families on dual-stack configured clusters, otherwise fail). The ipFamilies and clusterIPs fields depend on the value of this field. This field will be wiped when updating a service to type ExternalName.
-    #[serde(rename = "ipFamilyPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "ipFamilyPolicy", skip_serializing_if = "Option::is_none")]
     pub ip_family_policy: Option<String>,
     /// allocateLoadBalancerNodePorts defines if NodePorts will be automatically allocated for services with type LoadBalancer.  Default is "true". It may be set to "false" if the cluster load-balancer does not rely on NodePorts.  If the caller requests specific NodePorts (by specifying a value), those requests will be respected, regardless of this field. This field may only be set for services with type LoadBalancer and will be cleared if the type is changed to any other type.
-    #[serde(rename = "allocateLoadBalancerNodePorts", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "allocateLoadBalancerNodePorts", skip_serializing_if = "Option::is_none")]
     pub allocate_load_balancer_node_ports: Option<bool>,
     /// loadBalancerClass is the class of the load balancer implementation this Service belongs to. If specified, the value of this field must be a label-style identifier, with an optional prefix, e.g. "internal-vip" or "example.com/internal-vip". Unprefixed names are reserved for end-users. This field can only be set when the Service type is 'LoadBalancer'. If not set, the default load balancer implementation is used, today this is typically done through the cloud provider integration, but should apply for any default implementation. If set, it is assumed that a load balancer implementation is watching for Services with a matching class. Any default load balancer implementation (e.g. cloud providers) should ignore Services that set this field. This field can only be set when creating or updating a Service to type 'LoadBalancer'. Once set, it can not be changed. This field will be wiped when a service is updated to a non 'LoadBalancer' type.
-    #[serde(rename = "loadBalancerClass", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "loadBalancerClass", skip_serializing_if = "Option::is_none")]
     pub load_balancer_class: Option<String>,
     /// InternalTrafficPolicy describes how nodes distribute service traffic they receive on the ClusterIP. If set to "Local", the proxy will assume that pods only want to talk to endpoints of the service on the same node as the pod, dropping the traffic if there are no local endpoints. The default value, "Cluster", uses the standard behavior of routing to all endpoints evenly (possibly modified by topology and other features).
-    #[serde(rename = "internalTrafficPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "internalTrafficPolicy", skip_serializing_if = "Option::is_none")]
     pub internal_traffic_policy: Option<String>,
     /// TrafficDistribution offers a way to express preferences for how traffic is distributed to Service endpoints. Implementations can use this field as a hint, but are not required to guarantee strict adherence. If the field is not set, the implementation will apply its default routing strategy. If set to "PreferClose", implementations should prioritize endpoints that are in the same zone.
-    #[serde(rename = "trafficDistribution", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "trafficDistribution", skip_serializing_if = "Option::is_none")]
     pub traffic_distribution: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ServiceSpec {
+    const EXPECTING: &'static str = "struct ServiceSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "ports" => Some(0),
+            "selector" => Some(1),
+            "clusterIP" => Some(2),
+            "clusterIPs" => Some(3),
+            "type" => Some(4),
+            "externalIPs" => Some(5),
+            "sessionAffinity" => Some(6),
+            "loadBalancerIP" => Some(7),
+            "loadBalancerSourceRanges" => Some(8),
+            "externalName" => Some(9),
+            "externalTrafficPolicy" => Some(10),
+            "healthCheckNodePort" => Some(11),
+            "publishNotReadyAddresses" => Some(12),
+            "sessionAffinityConfig" => Some(13),
+            "ipFamilies" => Some(14),
+            "ipFamilyPolicy" => Some(15),
+            "allocateLoadBalancerNodePorts" => Some(16),
+            "loadBalancerClass" => Some(17),
+            "internalTrafficPolicy" => Some(18),
+            "trafficDistribution" => Some(19),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.ports = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.selector = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.cluster_ip = map.next_value()?,
+            3 => self.cluster_ips = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.r#type = map.next_value()?,
+            5 => self.external_ips = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.session_affinity = map.next_value()?,
+            7 => self.load_balancer_ip = map.next_value()?,
+            8 => self.load_balancer_source_ranges = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            9 => self.external_name = map.next_value()?,
+            10 => self.external_traffic_policy = map.next_value()?,
+            11 => self.health_check_node_port = map.next_value()?,
+            12 => self.publish_not_ready_addresses = map.next_value()?,
+            13 => self.session_affinity_config = map.next_value()?,
+            14 => self.ip_families = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            15 => self.ip_family_policy = map.next_value()?,
+            16 => self.allocate_load_balancer_node_ports = map.next_value()?,
+            17 => self.load_balancer_class = map.next_value()?,
+            18 => self.internal_traffic_policy = map.next_value()?,
+            19 => self.traffic_distribution = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ServiceSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ServiceStatus represents the current status of a service.
 ///
 /// Generated from `io.k8s.api.core.v1.ServiceStatus` (proto `k8s.io.api.core.v1.ServiceStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ServiceStatus {
     /// LoadBalancer contains the current status of the load-balancer, if one is present.
-    #[serde(rename = "loadBalancer", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "loadBalancer", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub load_balancer: Option<crate::api::core::v1::LoadBalancerStatus>,
     /// Current service state
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ServiceStatus {
+    const EXPECTING: &'static str = "struct ServiceStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "loadBalancer" => Some(0),
+            "conditions" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.load_balancer = map.next_value()?,
+            1 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ServiceStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// SessionAffinityConfig represents the configurations of session affinity.
 ///
 /// Generated from `io.k8s.api.core.v1.SessionAffinityConfig` (proto `k8s.io.api.core.v1.SessionAffinityConfig`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct SessionAffinityConfig {
     /// clientIP contains the configurations of Client IP based session affinity.
-    #[serde(rename = "clientIP", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "clientIP", skip_serializing_if = "Option::is_none")]
     pub client_ip: Option<crate::api::core::v1::ClientIPConfig>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for SessionAffinityConfig {
+    const EXPECTING: &'static str = "struct SessionAffinityConfig";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "clientIP" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.client_ip = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for SessionAffinityConfig {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// SleepAction describes a "sleep" action.
 ///
 /// Generated from `io.k8s.api.core.v1.SleepAction` (proto `k8s.io.api.core.v1.SleepAction`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct SleepAction {
     /// Seconds is the number of seconds to sleep.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub seconds: i64,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for SleepAction {
+    const EXPECTING: &'static str = "struct SleepAction";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "seconds" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.seconds = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for SleepAction {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a StorageOS persistent volume resource.
 ///
 /// Generated from `io.k8s.api.core.v1.StorageOSPersistentVolumeSource` (proto `k8s.io.api.core.v1.StorageOSPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StorageOSPersistentVolumeSource {
     /// volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.
-    #[serde(rename = "volumeName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "volumeName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub volume_name: Option<String>,
     /// volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override the default behaviour. Set to "default" if you are not using namespaces within StorageOS. Namespaces that do not pre-exist within StorageOS will be created.
-    #[serde(rename = "volumeNamespace", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "volumeNamespace", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub volume_namespace: Option<String>,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// secretRef specifies the secret to use for obtaining the StorageOS API credentials.  If not specified, default values will be attempted.
-    #[serde(rename = "secretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::ObjectReference>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StorageOSPersistentVolumeSource {
+    const EXPECTING: &'static str = "struct StorageOSPersistentVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "volumeName" => Some(0),
+            "volumeNamespace" => Some(1),
+            "fsType" => Some(2),
+            "readOnly" => Some(3),
+            "secretRef" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.volume_name = map.next_value()?,
+            1 => self.volume_namespace = map.next_value()?,
+            2 => self.fs_type = map.next_value()?,
+            3 => self.read_only = map.next_value()?,
+            4 => self.secret_ref = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StorageOSPersistentVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a StorageOS persistent volume resource.
 ///
 /// Generated from `io.k8s.api.core.v1.StorageOSVolumeSource` (proto `k8s.io.api.core.v1.StorageOSVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StorageOSVolumeSource {
     /// volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.
-    #[serde(rename = "volumeName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "volumeName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub volume_name: Option<String>,
     /// volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override the default behaviour. Set to "default" if you are not using namespaces within StorageOS. Namespaces that do not pre-exist within StorageOS will be created.
-    #[serde(rename = "volumeNamespace", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "volumeNamespace", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub volume_namespace: Option<String>,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// secretRef specifies the secret to use for obtaining the StorageOS API credentials.  If not specified, default values will be attempted.
-    #[serde(rename = "secretRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StorageOSVolumeSource {
+    const EXPECTING: &'static str = "struct StorageOSVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "volumeName" => Some(0),
+            "volumeNamespace" => Some(1),
+            "fsType" => Some(2),
+            "readOnly" => Some(3),
+            "secretRef" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.volume_name = map.next_value()?,
+            1 => self.volume_namespace = map.next_value()?,
+            2 => self.fs_type = map.next_value()?,
+            3 => self.read_only = map.next_value()?,
+            4 => self.secret_ref = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StorageOSVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Sysctl defines a kernel parameter to be set
 ///
 /// Generated from `io.k8s.api.core.v1.Sysctl` (proto `k8s.io.api.core.v1.Sysctl`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Sysctl {
     /// Name of a property to set
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// Value of a property to set
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub value: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Sysctl {
+    const EXPECTING: &'static str = "struct Sysctl";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "value" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.value = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Sysctl {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// TCPSocketAction describes an action based on opening a socket
 ///
 /// Generated from `io.k8s.api.core.v1.TCPSocketAction` (proto `k8s.io.api.core.v1.TCPSocketAction`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct TCPSocketAction {
     /// Number or name of the port to access on the container. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub port: ::kapi_apimachinery::IntOrString,
     /// Optional: Host name to connect to, defaults to the pod IP.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for TCPSocketAction {
+    const EXPECTING: &'static str = "struct TCPSocketAction";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "port" => Some(0),
+            "host" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.port = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.host = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for TCPSocketAction {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// The node this Taint is attached to has the "effect" on any pod that does not tolerate the Taint.
 ///
 /// Generated from `io.k8s.api.core.v1.Taint` (proto `k8s.io.api.core.v1.Taint`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Taint {
     /// Required. The taint key to be applied to a node.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub key: String,
     /// The taint value corresponding to the taint key.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub value: Option<String>,
     /// Required. The effect of the taint on pods that do not tolerate the taint. Valid effects are NoSchedule, PreferNoSchedule and NoExecute.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub effect: String,
     /// TimeAdded represents the time at which the taint was added.
-    #[serde(rename = "timeAdded", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "timeAdded", skip_serializing_if = "Option::is_none")]
     pub time_added: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Taint {
+    const EXPECTING: &'static str = "struct Taint";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "key" => Some(0),
+            "value" => Some(1),
+            "effect" => Some(2),
+            "timeAdded" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.value = map.next_value()?,
+            2 => self.effect = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.time_added = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Taint {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// The pod this Toleration is attached to tolerates any taint that matches the triple <key,value,effect> using the matching operator <operator>.
 ///
 /// Generated from `io.k8s.api.core.v1.Toleration` (proto `k8s.io.api.core.v1.Toleration`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Toleration {
     /// Key is the taint key that the toleration applies to. Empty means match all taint keys. If the key is empty, operator must be Exists; this combination means to match all values and all keys.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub key: Option<String>,
     /// Operator represents a key's relationship to the value. Valid operators are Exists, Equal, Lt, and Gt. Defaults to Equal. Exists is equivalent to wildcard for value, so that a pod can tolerate all taints of a particular category. Lt and Gt perform numeric comparisons (requires feature gate TaintTolerationComparisonOperators).
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub operator: Option<String>,
     /// Value is the taint value the toleration matches to. If the operator is Exists, the value should be empty, otherwise just a regular string.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub value: Option<String>,
     /// Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule, PreferNoSchedule and NoExecute.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub effect: Option<String>,
     /// TolerationSeconds represents the period of time the toleration (which must be of effect NoExecute, otherwise this field is ignored) tolerates the taint. By default, it is not set, which means tolerate the taint forever (do not evict). Zero and negative values will be treated as 0 (evict immediately) by the system.
-    #[serde(rename = "tolerationSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "tolerationSeconds", skip_serializing_if = "Option::is_none")]
     pub toleration_seconds: Option<i64>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Toleration {
+    const EXPECTING: &'static str = "struct Toleration";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "key" => Some(0),
+            "operator" => Some(1),
+            "value" => Some(2),
+            "effect" => Some(3),
+            "tolerationSeconds" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = map.next_value()?,
+            1 => self.operator = map.next_value()?,
+            2 => self.value = map.next_value()?,
+            3 => self.effect = map.next_value()?,
+            4 => self.toleration_seconds = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Toleration {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// A topology selector requirement is a selector that matches given label. This is an alpha feature and may change in the future.
 ///
 /// Generated from `io.k8s.api.core.v1.TopologySelectorLabelRequirement` (proto `k8s.io.api.core.v1.TopologySelectorLabelRequirement`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct TopologySelectorLabelRequirement {
     /// The label key that the selector applies to.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub key: String,
     /// An array of string values. One value must match the label to be selected. Each entry in Values is ORed.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub values: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for TopologySelectorLabelRequirement {
+    const EXPECTING: &'static str = "struct TopologySelectorLabelRequirement";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "key" => Some(0),
+            "values" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.values = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for TopologySelectorLabelRequirement {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// A topology selector term represents the result of label queries. A null or empty topology selector term matches no objects. The requirements of them are ANDed. It provides a subset of functionality as NodeSelectorTerm. This is an alpha feature and may change in the future.
 ///
 /// Generated from `io.k8s.api.core.v1.TopologySelectorTerm` (proto `k8s.io.api.core.v1.TopologySelectorTerm`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct TopologySelectorTerm {
     /// A list of topology selector requirements by labels.
-    #[serde(rename = "matchLabelExpressions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "matchLabelExpressions", skip_serializing_if = "Vec::is_empty")]
     pub match_label_expressions: Vec<crate::api::core::v1::TopologySelectorLabelRequirement>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for TopologySelectorTerm {
+    const EXPECTING: &'static str = "struct TopologySelectorTerm";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "matchLabelExpressions" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.match_label_expressions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for TopologySelectorTerm {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// TopologySpreadConstraint specifies how to spread matching pods among the given topology.
 ///
 /// Generated from `io.k8s.api.core.v1.TopologySpreadConstraint` (proto `k8s.io.api.core.v1.TopologySpreadConstraint`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct TopologySpreadConstraint {
     /// MaxSkew describes the degree to which pods may be unevenly distributed. When `whenUnsatisfiable=DoNotSchedule`, it is the maximum permitted difference between the number of matching pods in the target topology and the global minimum. The global minimum is the minimum number of matching pods in an eligible domain or zero if the number of eligible domains is less than MinDomains. For example, in a 3-zone cluster, MaxSkew is set to 1, and pods with the same labelSelector spread as 2/2/1: In this case, the global minimum is 1. | zone1 | zone2 | zone3 | |  P P  |  P P  |   P   | - if MaxSkew is 1, incoming pod can only be scheduled to zone3 to become 2/2/2; scheduling it onto zone1(zone2) would make the ActualSkew(3-1) on zone1(zone2) violate MaxSkew(1). - if MaxSkew is 2, incoming pod can be scheduled onto any zone. When `whenUnsatisfiable=ScheduleAnyway`, it is used to give higher precedence to topologies that satisfy it. It's a required field. Default value is 1 and 0 is not allowed.
-    #[serde(rename = "maxSkew", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "maxSkew")]
     pub max_skew: i32,
     /// TopologyKey is the key of node labels. Nodes that have a label with this key and identical values are considered to be in the same topology. We consider each <key, value> as a "bucket", and try to put balanced number of pods into each bucket. We define a domain as a particular instance of a topology. Also, we define an eligible domain as a domain whose nodes meet the requirements of nodeAffinityPolicy and nodeTaintsPolicy. e.g. If TopologyKey is "kubernetes.io/hostname", each Node is a domain of that topology. And, if TopologyKey is "topology.kubernetes.io/zone", each zone is a domain of that topology. It's a required field.
-    #[serde(rename = "topologyKey", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "topologyKey")]
     pub topology_key: String,
     /// WhenUnsatisfiable indicates how to deal with a pod if it doesn't satisfy the spread constraint. - DoNotSchedule (default) tells the scheduler not to schedule it. - ScheduleAnyway tells the scheduler to schedule the pod in any location,
     ///   but giving higher precedence to topologies that would help reduce the
     ///   skew.
     /// A constraint is considered "Unsatisfiable" for an incoming pod if and only if every possible node assignment for that pod would violate "MaxSkew" on some topology. For example, in a 3-zone cluster, MaxSkew is set to 1, and pods with the same labelSelector spread as 3/1/1: | zone1 | zone2 | zone3 | | P P P |   P   |   P   | If WhenUnsatisfiable is set to DoNotSchedule, incoming pod can only be scheduled to zone2(zone3) to become 3/2/1(3/1/2) as ActualSkew(2-1) on zone2(zone3) satisfies MaxSkew(1). In other words, the cluster can still be imbalanced, but scheduler won't make it *more* imbalanced. It's a required field.
-    #[serde(rename = "whenUnsatisfiable", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "whenUnsatisfiable")]
     pub when_unsatisfiable: String,
     /// LabelSelector is used to find matching pods. Pods that match this label selector are counted to determine the number of pods in their corresponding topology domain.
-    #[serde(rename = "labelSelector", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "labelSelector", skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// MinDomains indicates a minimum number of eligible domains. When the number of eligible domains with matching topology keys is less than minDomains, Pod Topology Spread treats "global minimum" as 0, and then the calculation of Skew is performed. And when the number of eligible domains with matching topology keys equals or greater than minDomains, this value has no effect on scheduling. As a result, when the number of eligible domains is less than minDomains, scheduler won't schedule more than maxSkew Pods to those domains. If value is nil, the constraint behaves as if MinDomains is equal to 1. Valid values are integers greater than 0. When value is not nil, WhenUnsatisfiable must be DoNotSchedule.
     ///
     /// For example, in a 3-zone cluster, MaxSkew is set to 2, MinDomains is set to 5 and pods with the same labelSelector spread as 2/2/2: | zone1 | zone2 | zone3 | |  P P  |  P P  |  P P  | The number of domains is less than 5(MinDomains), so "global minimum" is treated as 0. In this situation, new pod with the same labelSelector cannot be scheduled, because computed skew will be 3(3 - 0) if new Pod is scheduled to any of the three zones, it will violate MaxSkew.
-    #[serde(rename = "minDomains", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "minDomains", skip_serializing_if = "Option::is_none")]
     pub min_domains: Option<i32>,
     /// NodeAffinityPolicy indicates how we will treat Pod's nodeAffinity/nodeSelector when calculating pod topology spread skew. Options are: - Honor: only nodes matching nodeAffinity/nodeSelector are included in the calculations. - Ignore: nodeAffinity/nodeSelector are ignored. All nodes are included in the calculations.
     ///
     /// If this value is nil, the behavior is equivalent to the Honor policy.
-    #[serde(rename = "nodeAffinityPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeAffinityPolicy", skip_serializing_if = "Option::is_none")]
     pub node_affinity_policy: Option<String>,
     /// NodeTaintsPolicy indicates how we will treat node taints when calculating pod topology spread skew. Options are: - Honor: nodes without taints, along with tainted nodes for which the incoming pod has a toleration, are included. - Ignore: node taints are ignored. All nodes are included.
     ///
     /// If this value is nil, the behavior is equivalent to the Ignore policy.
-    #[serde(rename = "nodeTaintsPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeTaintsPolicy", skip_serializing_if = "Option::is_none")]
     pub node_taints_policy: Option<String>,
     /// MatchLabelKeys is a set of pod label keys to select the pods over which spreading will be calculated. The keys are used to lookup values from the incoming pod labels, those key-value labels are ANDed with labelSelector to select the group of existing pods over which spreading will be calculated for the incoming pod. The same key is forbidden to exist in both MatchLabelKeys and LabelSelector. MatchLabelKeys cannot be set when LabelSelector isn't set. Keys that don't exist in the incoming pod labels will be ignored. A null or empty list means only match against labelSelector.
     ///
     /// This is a beta field and requires the MatchLabelKeysInPodTopologySpread feature gate to be enabled (enabled by default).
-    #[serde(rename = "matchLabelKeys", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "matchLabelKeys", skip_serializing_if = "Vec::is_empty")]
     pub match_label_keys: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for TopologySpreadConstraint {
+    const EXPECTING: &'static str = "struct TopologySpreadConstraint";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "maxSkew" => Some(0),
+            "topologyKey" => Some(1),
+            "whenUnsatisfiable" => Some(2),
+            "labelSelector" => Some(3),
+            "minDomains" => Some(4),
+            "nodeAffinityPolicy" => Some(5),
+            "nodeTaintsPolicy" => Some(6),
+            "matchLabelKeys" => Some(7),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.max_skew = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.topology_key = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.when_unsatisfiable = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.label_selector = map.next_value()?,
+            4 => self.min_domains = map.next_value()?,
+            5 => self.node_affinity_policy = map.next_value()?,
+            6 => self.node_taints_policy = map.next_value()?,
+            7 => self.match_label_keys = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for TopologySpreadConstraint {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// TypedLocalObjectReference contains enough information to let you locate the typed referenced object inside the same namespace.
 ///
 /// Generated from `io.k8s.api.core.v1.TypedLocalObjectReference` (proto `k8s.io.api.core.v1.TypedLocalObjectReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct TypedLocalObjectReference {
     /// APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
-    #[serde(rename = "apiGroup", default)]
+    #[serde(rename = "apiGroup")]
     pub api_group: Option<String>,
     /// Kind is the type of resource being referenced
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub kind: String,
     /// Name is the name of resource being referenced
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for TypedLocalObjectReference {
+    const EXPECTING: &'static str = "struct TypedLocalObjectReference";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "apiGroup" => Some(0),
+            "kind" => Some(1),
+            "name" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_group = map.next_value()?,
+            1 => self.kind = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for TypedLocalObjectReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// TypedObjectReference contains enough information to let you locate the typed referenced object
 ///
 /// Generated from `io.k8s.api.core.v1.TypedObjectReference` (proto `k8s.io.api.core.v1.TypedObjectReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct TypedObjectReference {
     /// APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
-    #[serde(rename = "apiGroup", default)]
+    #[serde(rename = "apiGroup")]
     pub api_group: Option<String>,
     /// Kind is the type of resource being referenced
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub kind: String,
     /// Name is the name of resource being referenced
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// Namespace is the namespace of resource being referenced Note that when a namespace is specified, a gateway.networking.k8s.io/ReferenceGrant object is required in the referent namespace to allow that namespace's owner to accept the reference. See the ReferenceGrant documentation for details. (Alpha) This field requires the CrossNamespaceVolumeDataSource feature gate to be enabled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for TypedObjectReference {
+    const EXPECTING: &'static str = "struct TypedObjectReference";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "apiGroup" => Some(0),
+            "kind" => Some(1),
+            "name" => Some(2),
+            "namespace" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_group = map.next_value()?,
+            1 => self.kind = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.namespace = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for TypedObjectReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Volume represents a named volume in a pod that may be accessed by any container in the pod.
 ///
 /// Generated from `io.k8s.api.core.v1.Volume` (proto `k8s.io.api.core.v1.Volume`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Volume {
     /// name of the volume. Must be a DNS_LABEL and unique within the pod. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// hostPath represents a pre-existing file or directory on the host machine that is directly exposed to the container. This is generally used for system agents or other privileged things that are allowed to see the host machine. Most containers will NOT need this. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
-    #[serde(rename = "hostPath", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostPath", skip_serializing_if = "Option::is_none")]
     pub host_path: Option<crate::api::core::v1::HostPathVolumeSource>,
     /// emptyDir represents a temporary directory that shares a pod's lifetime. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir
-    #[serde(rename = "emptyDir", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "emptyDir", skip_serializing_if = "Option::is_none")]
     pub empty_dir: Option<crate::api::core::v1::EmptyDirVolumeSource>,
     /// gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: GCEPersistentDisk is deprecated. All operations for the in-tree gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(rename = "gcePersistentDisk", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "gcePersistentDisk", skip_serializing_if = "Option::is_none")]
     pub gce_persistent_disk: Option<crate::api::core::v1::GCEPersistentDiskVolumeSource>,
     /// awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
-    #[serde(rename = "awsElasticBlockStore", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "awsElasticBlockStore", skip_serializing_if = "Option::is_none")]
     pub aws_elastic_block_store: Option<crate::api::core::v1::AWSElasticBlockStoreVolumeSource>,
     /// gitRepo represents a git repository at a particular revision. Deprecated: GitRepo is deprecated. To provision a container with a git repo, mount an EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir into the Pod's container.
-    #[serde(rename = "gitRepo", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "gitRepo", skip_serializing_if = "Option::is_none")]
     pub git_repo: Option<crate::api::core::v1::GitRepoVolumeSource>,
     /// secret represents a secret that should populate this volume. More info: https://kubernetes.io/docs/concepts/storage/volumes#secret
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<crate::api::core::v1::SecretVolumeSource>,
     /// nfs represents an NFS mount on the host that shares a pod's lifetime More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub nfs: Option<crate::api::core::v1::NFSVolumeSource>,
     /// iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes/#iscsi
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub iscsi: Option<crate::api::core::v1::ISCSIVolumeSource>,
     /// glusterfs represents a Glusterfs mount on the host that shares a pod's lifetime. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub glusterfs: Option<crate::api::core::v1::GlusterfsVolumeSource>,
     /// persistentVolumeClaimVolumeSource represents a reference to a PersistentVolumeClaim in the same namespace. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
-    #[serde(rename = "persistentVolumeClaim", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "persistentVolumeClaim", skip_serializing_if = "Option::is_none")]
     pub persistent_volume_claim: Option<crate::api::core::v1::PersistentVolumeClaimVolumeSource>,
     /// rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rbd: Option<crate::api::core::v1::RBDVolumeSource>,
     /// flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.
-    #[serde(rename = "flexVolume", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "flexVolume", skip_serializing_if = "Option::is_none")]
     pub flex_volume: Option<crate::api::core::v1::FlexVolumeSource>,
     /// cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated. All operations for the in-tree cinder type are redirected to the cinder.csi.openstack.org CSI driver. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cinder: Option<crate::api::core::v1::CinderVolumeSource>,
     /// cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cephfs: Option<crate::api::core::v1::CephFSVolumeSource>,
     /// flocker represents a Flocker volume attached to a kubelet's host machine. This depends on the Flocker control service being running. Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub flocker: Option<crate::api::core::v1::FlockerVolumeSource>,
     /// downwardAPI represents downward API about the pod that should populate this volume
-    #[serde(rename = "downwardAPI", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "downwardAPI", skip_serializing_if = "Option::is_none")]
     pub downward_api: Option<crate::api::core::v1::DownwardAPIVolumeSource>,
     /// fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fc: Option<crate::api::core::v1::FCVolumeSource>,
     /// azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are redirected to the file.csi.azure.com CSI driver.
-    #[serde(rename = "azureFile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "azureFile", skip_serializing_if = "Option::is_none")]
     pub azure_file: Option<crate::api::core::v1::AzureFileVolumeSource>,
     /// configMap represents a configMap that should populate this volume
-    #[serde(rename = "configMap", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "configMap", skip_serializing_if = "Option::is_none")]
     pub config_map: Option<crate::api::core::v1::ConfigMapVolumeSource>,
     /// vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.
-    #[serde(rename = "vsphereVolume", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "vsphereVolume", skip_serializing_if = "Option::is_none")]
     pub vsphere_volume: Option<crate::api::core::v1::VsphereVirtualDiskVolumeSource>,
     /// quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub quobyte: Option<crate::api::core::v1::QuobyteVolumeSource>,
     /// azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are redirected to the disk.csi.azure.com CSI driver.
-    #[serde(rename = "azureDisk", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "azureDisk", skip_serializing_if = "Option::is_none")]
     pub azure_disk: Option<crate::api::core::v1::AzureDiskVolumeSource>,
     /// photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.
-    #[serde(rename = "photonPersistentDisk", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "photonPersistentDisk", skip_serializing_if = "Option::is_none")]
     pub photon_persistent_disk: Option<crate::api::core::v1::PhotonPersistentDiskVolumeSource>,
     /// projected items for all in one resources secrets, configmaps, and downward API
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub projected: Option<crate::api::core::v1::ProjectedVolumeSource>,
     /// portworxVolume represents a portworx volume attached and mounted on kubelets host machine. Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type are redirected to the pxd.portworx.com CSI driver.
-    #[serde(rename = "portworxVolume", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "portworxVolume", skip_serializing_if = "Option::is_none")]
     pub portworx_volume: Option<crate::api::core::v1::PortworxVolumeSource>,
     /// scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.
-    #[serde(rename = "scaleIO", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "scaleIO", skip_serializing_if = "Option::is_none")]
     pub scale_io: Option<crate::api::core::v1::ScaleIOVolumeSource>,
     /// storageOS represents a StorageOS volume attached and mounted on Kubernetes nodes. Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub storageos: Option<crate::api::core::v1::StorageOSVolumeSource>,
     /// csi (Container Storage Interface) represents ephemeral storage that is handled by certain external CSI drivers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub csi: Option<crate::api::core::v1::CSIVolumeSource>,
     /// ephemeral represents a volume that is handled by a cluster storage driver. The volume's lifecycle is tied to the pod that defines it - it will be created before the pod starts, and deleted when the pod is removed.
     ///
@@ -5433,40 +12964,152 @@ pub struct Volume {
     /// Use CSI for light-weight local ephemeral volumes if the CSI driver is meant to be used that way - see the documentation of the driver for more information.
     ///
     /// A pod can use both types of ephemeral volumes and persistent volumes at the same time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ephemeral: Option<crate::api::core::v1::EphemeralVolumeSource>,
     /// image represents an OCI object (a container image or artifact) pulled and mounted on the kubelet's host machine. The volume is resolved at pod startup depending on which PullPolicy value is provided:
     ///
     /// - Always: the kubelet always attempts to pull the reference. Container creation will fail If the pull fails. - Never: the kubelet never pulls the reference and only uses a local image or artifact. Container creation will fail if the reference isn't present. - IfNotPresent: the kubelet pulls if the reference isn't already present on disk. Container creation will fail if the reference isn't present and the pull fails.
     ///
     /// The volume gets re-resolved if the pod gets deleted and recreated, which means that new remote content will become available on pod recreation. A failure to resolve or pull the image during pod startup will block containers from starting and may add significant latency. Failures will be retried using normal volume backoff and will be reported on the pod reason and message. The types of objects that may be mounted by this volume are defined by the container runtime implementation on a host machine and at minimum must include all valid types supported by the container image field. The OCI object gets mounted in a single directory (spec.containers[*].volumeMounts.mountPath) by merging the manifest layers in the same way as for container images. The volume will be mounted read-only (ro). Sub path mounts for containers are not supported (spec.containers[*].volumeMounts.subpath) before 1.33. The field spec.securityContext.fsGroupChangePolicy has no effect on this volume type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<crate::api::core::v1::ImageVolumeSource>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Volume {
+    const EXPECTING: &'static str = "struct Volume";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "hostPath" => Some(1),
+            "emptyDir" => Some(2),
+            "gcePersistentDisk" => Some(3),
+            "awsElasticBlockStore" => Some(4),
+            "gitRepo" => Some(5),
+            "secret" => Some(6),
+            "nfs" => Some(7),
+            "iscsi" => Some(8),
+            "glusterfs" => Some(9),
+            "persistentVolumeClaim" => Some(10),
+            "rbd" => Some(11),
+            "flexVolume" => Some(12),
+            "cinder" => Some(13),
+            "cephfs" => Some(14),
+            "flocker" => Some(15),
+            "downwardAPI" => Some(16),
+            "fc" => Some(17),
+            "azureFile" => Some(18),
+            "configMap" => Some(19),
+            "vsphereVolume" => Some(20),
+            "quobyte" => Some(21),
+            "azureDisk" => Some(22),
+            "photonPersistentDisk" => Some(23),
+            "projected" => Some(24),
+            "portworxVolume" => Some(25),
+            "scaleIO" => Some(26),
+            "storageos" => Some(27),
+            "csi" => Some(28),
+            "ephemeral" => Some(29),
+            "image" => Some(30),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.host_path = map.next_value()?,
+            2 => self.empty_dir = map.next_value()?,
+            3 => self.gce_persistent_disk = map.next_value()?,
+            4 => self.aws_elastic_block_store = map.next_value()?,
+            5 => self.git_repo = map.next_value()?,
+            6 => self.secret = map.next_value()?,
+            7 => self.nfs = map.next_value()?,
+            8 => self.iscsi = map.next_value()?,
+            9 => self.glusterfs = map.next_value()?,
+            10 => self.persistent_volume_claim = map.next_value()?,
+            11 => self.rbd = map.next_value()?,
+            12 => self.flex_volume = map.next_value()?,
+            13 => self.cinder = map.next_value()?,
+            14 => self.cephfs = map.next_value()?,
+            15 => self.flocker = map.next_value()?,
+            16 => self.downward_api = map.next_value()?,
+            17 => self.fc = map.next_value()?,
+            18 => self.azure_file = map.next_value()?,
+            19 => self.config_map = map.next_value()?,
+            20 => self.vsphere_volume = map.next_value()?,
+            21 => self.quobyte = map.next_value()?,
+            22 => self.azure_disk = map.next_value()?,
+            23 => self.photon_persistent_disk = map.next_value()?,
+            24 => self.projected = map.next_value()?,
+            25 => self.portworx_volume = map.next_value()?,
+            26 => self.scale_io = map.next_value()?,
+            27 => self.storageos = map.next_value()?,
+            28 => self.csi = map.next_value()?,
+            29 => self.ephemeral = map.next_value()?,
+            30 => self.image = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Volume {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// volumeDevice describes a mapping of a raw block device within a container.
 ///
 /// Generated from `io.k8s.api.core.v1.VolumeDevice` (proto `k8s.io.api.core.v1.VolumeDevice`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct VolumeDevice {
     /// name must match the name of a persistentVolumeClaim in the pod
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// devicePath is the path inside of the container that the device will be mapped to.
-    #[serde(rename = "devicePath", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "devicePath")]
     pub device_path: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for VolumeDevice {
+    const EXPECTING: &'static str = "struct VolumeDevice";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "devicePath" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.device_path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for VolumeDevice {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// VolumeMount describes a mounting of a Volume within a container.
 ///
 /// Generated from `io.k8s.api.core.v1.VolumeMount` (proto `k8s.io.api.core.v1.VolumeMount`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct VolumeMount {
     /// This must match the Name of a Volume.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// Mounted read-only if true, read-write otherwise (false or unspecified). Defaults to false.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// RecursiveReadOnly specifies whether read-only mounts should be handled recursively.
     ///
@@ -5477,70 +13120,167 @@ pub struct VolumeMount {
     /// If this field is set to IfPossible or Enabled, MountPropagation must be set to None (or be unspecified, which defaults to None).
     ///
     /// If this field is not specified, it is treated as an equivalent of Disabled.
-    #[serde(rename = "recursiveReadOnly", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "recursiveReadOnly", skip_serializing_if = "Option::is_none")]
     pub recursive_read_only: Option<String>,
     /// Path within the container at which the volume should be mounted.  Must not contain ':'.
-    #[serde(rename = "mountPath", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "mountPath")]
     pub mount_path: String,
     /// Path within the volume from which the container's volume should be mounted. Defaults to "" (volume's root).
-    #[serde(rename = "subPath", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "subPath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub sub_path: Option<String>,
     /// mountPropagation determines how mounts are propagated from the host to container and the other way around. When not set, MountPropagationNone is used. This field is beta in 1.10. When RecursiveReadOnly is set to IfPossible or to Enabled, MountPropagation must be None or unspecified (which defaults to None).
-    #[serde(rename = "mountPropagation", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "mountPropagation", skip_serializing_if = "Option::is_none")]
     pub mount_propagation: Option<String>,
     /// Expanded path within the volume from which the container's volume should be mounted. Behaves similarly to SubPath but environment variable references $(VAR_NAME) are expanded using the container's environment. Defaults to "" (volume's root). SubPathExpr and SubPath are mutually exclusive.
-    #[serde(rename = "subPathExpr", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "subPathExpr", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub sub_path_expr: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for VolumeMount {
+    const EXPECTING: &'static str = "struct VolumeMount";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "readOnly" => Some(1),
+            "recursiveReadOnly" => Some(2),
+            "mountPath" => Some(3),
+            "subPath" => Some(4),
+            "mountPropagation" => Some(5),
+            "subPathExpr" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.read_only = map.next_value()?,
+            2 => self.recursive_read_only = map.next_value()?,
+            3 => self.mount_path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.sub_path = map.next_value()?,
+            5 => self.mount_propagation = map.next_value()?,
+            6 => self.sub_path_expr = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for VolumeMount {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// VolumeMountStatus shows status of volume mounts.
 ///
 /// Generated from `io.k8s.api.core.v1.VolumeMountStatus` (proto `k8s.io.api.core.v1.VolumeMountStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct VolumeMountStatus {
     /// Name corresponds to the name of the original VolumeMount.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// MountPath corresponds to the original VolumeMount.
-    #[serde(rename = "mountPath", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "mountPath")]
     pub mount_path: String,
     /// ReadOnly corresponds to the original VolumeMount.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// RecursiveReadOnly must be set to Disabled, Enabled, or unspecified (for non-readonly mounts). An IfPossible value in the original VolumeMount must be translated to Disabled or Enabled, depending on the mount result.
-    #[serde(rename = "recursiveReadOnly", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "recursiveReadOnly", skip_serializing_if = "Option::is_none")]
     pub recursive_read_only: Option<String>,
     /// volumeStatus represents volume-type-specific status about the mounted volume.
-    #[serde(rename = "volumeStatus", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "volumeStatus", skip_serializing_if = "Option::is_none")]
     pub volume_status: Option<crate::api::core::v1::VolumeStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for VolumeMountStatus {
+    const EXPECTING: &'static str = "struct VolumeMountStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "mountPath" => Some(1),
+            "readOnly" => Some(2),
+            "recursiveReadOnly" => Some(3),
+            "volumeStatus" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.mount_path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.read_only = map.next_value()?,
+            3 => self.recursive_read_only = map.next_value()?,
+            4 => self.volume_status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for VolumeMountStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// VolumeNodeAffinity defines constraints that limit what nodes this volume can be accessed from.
 ///
 /// Generated from `io.k8s.api.core.v1.VolumeNodeAffinity` (proto `k8s.io.api.core.v1.VolumeNodeAffinity`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct VolumeNodeAffinity {
     /// required specifies hard node constraints that must be met.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub required: Option<crate::api::core::v1::NodeSelector>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for VolumeNodeAffinity {
+    const EXPECTING: &'static str = "struct VolumeNodeAffinity";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "required" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.required = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for VolumeNodeAffinity {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Projection that may be projected along with other supported volume types. Exactly one of these fields must be set.
 ///
 /// Generated from `io.k8s.api.core.v1.VolumeProjection` (proto `k8s.io.api.core.v1.VolumeProjection`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct VolumeProjection {
     /// secret information about the secret data to project
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<crate::api::core::v1::SecretProjection>,
     /// downwardAPI information about the downwardAPI data to project
-    #[serde(rename = "downwardAPI", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "downwardAPI", skip_serializing_if = "Option::is_none")]
     pub downward_api: Option<crate::api::core::v1::DownwardAPIProjection>,
     /// configMap information about the configMap data to project
-    #[serde(rename = "configMap", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "configMap", skip_serializing_if = "Option::is_none")]
     pub config_map: Option<crate::api::core::v1::ConfigMapProjection>,
     /// serviceAccountToken is information about the serviceAccountToken data to project
-    #[serde(rename = "serviceAccountToken", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "serviceAccountToken", skip_serializing_if = "Option::is_none")]
     pub service_account_token: Option<crate::api::core::v1::ServiceAccountTokenProjection>,
     /// ClusterTrustBundle allows a pod to access the `.spec.trustBundle` field of ClusterTrustBundle objects in an auto-updating file.
     ///
@@ -5549,7 +13289,7 @@ pub struct VolumeProjection {
     /// ClusterTrustBundle objects can either be selected by name, or by the combination of signer name and a label selector.
     ///
     /// Kubelet performs aggressive normalization of the PEM contents written into the pod filesystem.  Esoteric PEM features such as inter-block comments and block headers are stripped.  Certificates are deduplicated. The ordering of certificates within the file is arbitrary, and Kubelet may change the order over time.
-    #[serde(rename = "clusterTrustBundle", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "clusterTrustBundle", skip_serializing_if = "Option::is_none")]
     pub cluster_trust_bundle: Option<crate::api::core::v1::ClusterTrustBundleProjection>,
     /// Projects an auto-rotating credential bundle (private key and certificate chain) that the pod can use either as a TLS client or server.
     ///
@@ -5564,28 +13304,92 @@ pub struct VolumeProjection {
     /// Prefer using the credential bundle format, since your application code can read it atomically.  If you use keyPath and certificateChainPath, your application must make two separate file reads. If these coincide with a certificate rotation, it is possible that the private key and leaf certificate you read may not correspond to each other.  Your application will need to check for this condition, and re-read until they are consistent.
     ///
     /// The named signer controls chooses the format of the certificate it issues; consult the signer implementation's documentation to learn how to use the certificates it issues.
-    #[serde(rename = "podCertificate", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "podCertificate", skip_serializing_if = "Option::is_none")]
     pub pod_certificate: Option<crate::api::core::v1::PodCertificateProjection>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for VolumeProjection {
+    const EXPECTING: &'static str = "struct VolumeProjection";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "secret" => Some(0),
+            "downwardAPI" => Some(1),
+            "configMap" => Some(2),
+            "serviceAccountToken" => Some(3),
+            "clusterTrustBundle" => Some(4),
+            "podCertificate" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.secret = map.next_value()?,
+            1 => self.downward_api = map.next_value()?,
+            2 => self.config_map = map.next_value()?,
+            3 => self.service_account_token = map.next_value()?,
+            4 => self.cluster_trust_bundle = map.next_value()?,
+            5 => self.pod_certificate = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for VolumeProjection {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// VolumeResourceRequirements describes the storage resource requirements for a volume.
 ///
 /// Generated from `io.k8s.api.core.v1.VolumeResourceRequirements` (proto `k8s.io.api.core.v1.VolumeResourceRequirements`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct VolumeResourceRequirements {
     /// Limits describes the maximum amount of compute resources allowed. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub limits: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Requests describes the minimum amount of compute resources required. If Requests is omitted for a container, it defaults to Limits if that is explicitly specified, otherwise to an implementation-defined value. Requests cannot exceed Limits. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub requests: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for VolumeResourceRequirements {
+    const EXPECTING: &'static str = "struct VolumeResourceRequirements";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "limits" => Some(0),
+            "requests" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.limits = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.requests = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for VolumeResourceRequirements {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents the source of a volume to mount.
 /// Only one of its members may be specified.
 ///
 /// Generated from proto `k8s.io.api.core.v1.VolumeSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct VolumeSource {
     /// hostPath represents a pre-existing file or directory on the host
     /// machine that is directly exposed to the container. This is generally
@@ -5596,12 +13400,12 @@ pub struct VolumeSource {
     /// TODO(jonesdl) We need to restrict who can use host directory mounts and who can/can not
     /// mount host directories as read/write.
     /// +optional
-    #[serde(rename = "hostPath", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostPath", skip_serializing_if = "Option::is_none")]
     pub host_path: Option<crate::api::core::v1::HostPathVolumeSource>,
     /// emptyDir represents a temporary directory that shares a pod's lifetime.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir
     /// +optional
-    #[serde(rename = "emptyDir", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "emptyDir", skip_serializing_if = "Option::is_none")]
     pub empty_dir: Option<crate::api::core::v1::EmptyDirVolumeSource>,
     /// gcePersistentDisk represents a GCE Disk resource that is attached to a
     /// kubelet's host machine and then exposed to the pod.
@@ -5609,7 +13413,7 @@ pub struct VolumeSource {
     /// gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
     /// +optional
-    #[serde(rename = "gcePersistentDisk", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "gcePersistentDisk", skip_serializing_if = "Option::is_none")]
     pub gce_persistent_disk: Option<crate::api::core::v1::GCEPersistentDiskVolumeSource>,
     /// awsElasticBlockStore represents an AWS Disk resource that is attached to a
     /// kubelet's host machine and then exposed to the pod.
@@ -5617,131 +13421,131 @@ pub struct VolumeSource {
     /// awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
     /// +optional
-    #[serde(rename = "awsElasticBlockStore", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "awsElasticBlockStore", skip_serializing_if = "Option::is_none")]
     pub aws_elastic_block_store: Option<crate::api::core::v1::AWSElasticBlockStoreVolumeSource>,
     /// gitRepo represents a git repository at a particular revision.
     /// Deprecated: GitRepo is deprecated. To provision a container with a git repo, mount an
     /// EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir
     /// into the Pod's container.
     /// +optional
-    #[serde(rename = "gitRepo", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "gitRepo", skip_serializing_if = "Option::is_none")]
     pub git_repo: Option<crate::api::core::v1::GitRepoVolumeSource>,
     /// secret represents a secret that should populate this volume.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#secret
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<crate::api::core::v1::SecretVolumeSource>,
     /// nfs represents an NFS mount on the host that shares a pod's lifetime
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub nfs: Option<crate::api::core::v1::NFSVolumeSource>,
     /// iscsi represents an ISCSI Disk resource that is attached to a
     /// kubelet's host machine and then exposed to the pod.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes/#iscsi
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub iscsi: Option<crate::api::core::v1::ISCSIVolumeSource>,
     /// glusterfs represents a Glusterfs mount on the host that shares a pod's lifetime.
     /// Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub glusterfs: Option<crate::api::core::v1::GlusterfsVolumeSource>,
     /// persistentVolumeClaimVolumeSource represents a reference to a
     /// PersistentVolumeClaim in the same namespace.
     /// More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
     /// +optional
-    #[serde(rename = "persistentVolumeClaim", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "persistentVolumeClaim", skip_serializing_if = "Option::is_none")]
     pub persistent_volume_claim: Option<crate::api::core::v1::PersistentVolumeClaimVolumeSource>,
     /// rbd represents a Rados Block Device mount on the host that shares a pod's lifetime.
     /// Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rbd: Option<crate::api::core::v1::RBDVolumeSource>,
     /// flexVolume represents a generic volume resource that is
     /// provisioned/attached using an exec based plugin.
     /// Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.
     /// +optional
-    #[serde(rename = "flexVolume", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "flexVolume", skip_serializing_if = "Option::is_none")]
     pub flex_volume: Option<crate::api::core::v1::FlexVolumeSource>,
     /// cinder represents a cinder volume attached and mounted on kubelets host machine.
     /// Deprecated: Cinder is deprecated. All operations for the in-tree cinder type
     /// are redirected to the cinder.csi.openstack.org CSI driver.
     /// More info: https://examples.k8s.io/mysql-cinder-pd/README.md
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cinder: Option<crate::api::core::v1::CinderVolumeSource>,
     /// cephFS represents a Ceph FS mount on the host that shares a pod's lifetime.
     /// Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cephfs: Option<crate::api::core::v1::CephFSVolumeSource>,
     /// flocker represents a Flocker volume attached to a kubelet's host machine. This depends on the Flocker control service being running.
     /// Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub flocker: Option<crate::api::core::v1::FlockerVolumeSource>,
     /// downwardAPI represents downward API about the pod that should populate this volume
     /// +optional
-    #[serde(rename = "downwardAPI", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "downwardAPI", skip_serializing_if = "Option::is_none")]
     pub downward_api: Option<crate::api::core::v1::DownwardAPIVolumeSource>,
     /// fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fc: Option<crate::api::core::v1::FCVolumeSource>,
     /// azureFile represents an Azure File Service mount on the host and bind mount to the pod.
     /// Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type
     /// are redirected to the file.csi.azure.com CSI driver.
     /// +optional
-    #[serde(rename = "azureFile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "azureFile", skip_serializing_if = "Option::is_none")]
     pub azure_file: Option<crate::api::core::v1::AzureFileVolumeSource>,
     /// configMap represents a configMap that should populate this volume
     /// +optional
-    #[serde(rename = "configMap", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "configMap", skip_serializing_if = "Option::is_none")]
     pub config_map: Option<crate::api::core::v1::ConfigMapVolumeSource>,
     /// vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine.
     /// Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type
     /// are redirected to the csi.vsphere.vmware.com CSI driver.
     /// +optional
-    #[serde(rename = "vsphereVolume", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "vsphereVolume", skip_serializing_if = "Option::is_none")]
     pub vsphere_volume: Option<crate::api::core::v1::VsphereVirtualDiskVolumeSource>,
     /// quobyte represents a Quobyte mount on the host that shares a pod's lifetime.
     /// Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub quobyte: Option<crate::api::core::v1::QuobyteVolumeSource>,
     /// azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.
     /// Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type
     /// are redirected to the disk.csi.azure.com CSI driver.
     /// +optional
-    #[serde(rename = "azureDisk", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "azureDisk", skip_serializing_if = "Option::is_none")]
     pub azure_disk: Option<crate::api::core::v1::AzureDiskVolumeSource>,
     /// photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine.
     /// Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.
-    #[serde(rename = "photonPersistentDisk", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "photonPersistentDisk", skip_serializing_if = "Option::is_none")]
     pub photon_persistent_disk: Option<crate::api::core::v1::PhotonPersistentDiskVolumeSource>,
     /// projected items for all in one resources secrets, configmaps, and downward API
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub projected: Option<crate::api::core::v1::ProjectedVolumeSource>,
     /// portworxVolume represents a portworx volume attached and mounted on kubelets host machine.
     /// Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type
     /// are redirected to the pxd.portworx.com CSI driver.
     /// +optional
-    #[serde(rename = "portworxVolume", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "portworxVolume", skip_serializing_if = "Option::is_none")]
     pub portworx_volume: Option<crate::api::core::v1::PortworxVolumeSource>,
     /// scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes.
     /// Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.
     /// +optional
-    #[serde(rename = "scaleIO", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "scaleIO", skip_serializing_if = "Option::is_none")]
     pub scale_io: Option<crate::api::core::v1::ScaleIOVolumeSource>,
     /// storageOS represents a StorageOS volume attached and mounted on Kubernetes nodes.
     /// Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub storageos: Option<crate::api::core::v1::StorageOSVolumeSource>,
     /// csi (Container Storage Interface) represents ephemeral storage that is handled by certain external CSI drivers.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub csi: Option<crate::api::core::v1::CSIVolumeSource>,
     /// ephemeral represents a volume that is handled by a cluster storage driver.
     /// The volume's lifecycle is tied to the pod that defines it - it will be created before the pod starts,
@@ -5769,7 +13573,7 @@ pub struct VolumeSource {
     /// persistent volumes at the same time.
     ///
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ephemeral: Option<crate::api::core::v1::EphemeralVolumeSource>,
     /// image represents an OCI object (a container image or artifact) pulled and mounted on the kubelet's host machine.
     /// The volume is resolved at pod startup depending on which PullPolicy value is provided:
@@ -5786,67 +13590,268 @@ pub struct VolumeSource {
     /// Sub path mounts for containers are not supported (spec.containers[*].volumeMounts.subpath) before 1.33.
     /// The field spec.securityContext.fsGroupChangePolicy has no effect on this volume type.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<crate::api::core::v1::ImageVolumeSource>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for VolumeSource {
+    const EXPECTING: &'static str = "struct VolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "hostPath" => Some(0),
+            "emptyDir" => Some(1),
+            "gcePersistentDisk" => Some(2),
+            "awsElasticBlockStore" => Some(3),
+            "gitRepo" => Some(4),
+            "secret" => Some(5),
+            "nfs" => Some(6),
+            "iscsi" => Some(7),
+            "glusterfs" => Some(8),
+            "persistentVolumeClaim" => Some(9),
+            "rbd" => Some(10),
+            "flexVolume" => Some(11),
+            "cinder" => Some(12),
+            "cephfs" => Some(13),
+            "flocker" => Some(14),
+            "downwardAPI" => Some(15),
+            "fc" => Some(16),
+            "azureFile" => Some(17),
+            "configMap" => Some(18),
+            "vsphereVolume" => Some(19),
+            "quobyte" => Some(20),
+            "azureDisk" => Some(21),
+            "photonPersistentDisk" => Some(22),
+            "projected" => Some(23),
+            "portworxVolume" => Some(24),
+            "scaleIO" => Some(25),
+            "storageos" => Some(26),
+            "csi" => Some(27),
+            "ephemeral" => Some(28),
+            "image" => Some(29),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.host_path = map.next_value()?,
+            1 => self.empty_dir = map.next_value()?,
+            2 => self.gce_persistent_disk = map.next_value()?,
+            3 => self.aws_elastic_block_store = map.next_value()?,
+            4 => self.git_repo = map.next_value()?,
+            5 => self.secret = map.next_value()?,
+            6 => self.nfs = map.next_value()?,
+            7 => self.iscsi = map.next_value()?,
+            8 => self.glusterfs = map.next_value()?,
+            9 => self.persistent_volume_claim = map.next_value()?,
+            10 => self.rbd = map.next_value()?,
+            11 => self.flex_volume = map.next_value()?,
+            12 => self.cinder = map.next_value()?,
+            13 => self.cephfs = map.next_value()?,
+            14 => self.flocker = map.next_value()?,
+            15 => self.downward_api = map.next_value()?,
+            16 => self.fc = map.next_value()?,
+            17 => self.azure_file = map.next_value()?,
+            18 => self.config_map = map.next_value()?,
+            19 => self.vsphere_volume = map.next_value()?,
+            20 => self.quobyte = map.next_value()?,
+            21 => self.azure_disk = map.next_value()?,
+            22 => self.photon_persistent_disk = map.next_value()?,
+            23 => self.projected = map.next_value()?,
+            24 => self.portworx_volume = map.next_value()?,
+            25 => self.scale_io = map.next_value()?,
+            26 => self.storageos = map.next_value()?,
+            27 => self.csi = map.next_value()?,
+            28 => self.ephemeral = map.next_value()?,
+            29 => self.image = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for VolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// VolumeStatus represents the status of a mounted volume. At most one of its members must be specified.
 ///
 /// Generated from `io.k8s.api.core.v1.VolumeStatus` (proto `k8s.io.api.core.v1.VolumeStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct VolumeStatus {
     /// image represents an OCI object (a container image or artifact) pulled and mounted on the kubelet's host machine.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<crate::api::core::v1::ImageVolumeStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for VolumeStatus {
+    const EXPECTING: &'static str = "struct VolumeStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "image" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.image = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for VolumeStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Represents a vSphere volume resource.
 ///
 /// Generated from `io.k8s.api.core.v1.VsphereVirtualDiskVolumeSource` (proto `k8s.io.api.core.v1.VsphereVirtualDiskVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct VsphereVirtualDiskVolumeSource {
     /// volumePath is the path that identifies vSphere volume vmdk
-    #[serde(rename = "volumePath", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "volumePath")]
     pub volume_path: String,
     /// fsType is filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// storagePolicyName is the storage Policy Based Management (SPBM) profile name.
-    #[serde(rename = "storagePolicyName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "storagePolicyName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_policy_name: Option<String>,
     /// storagePolicyID is the storage Policy Based Management (SPBM) profile ID associated with the StoragePolicyName.
-    #[serde(rename = "storagePolicyID", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "storagePolicyID", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_policy_id: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for VsphereVirtualDiskVolumeSource {
+    const EXPECTING: &'static str = "struct VsphereVirtualDiskVolumeSource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "volumePath" => Some(0),
+            "fsType" => Some(1),
+            "storagePolicyName" => Some(2),
+            "storagePolicyID" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.volume_path = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.fs_type = map.next_value()?,
+            2 => self.storage_policy_name = map.next_value()?,
+            3 => self.storage_policy_id = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for VsphereVirtualDiskVolumeSource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// The weights of all of the matched WeightedPodAffinityTerm fields are added per-node to find the most preferred node(s)
 ///
 /// Generated from `io.k8s.api.core.v1.WeightedPodAffinityTerm` (proto `k8s.io.api.core.v1.WeightedPodAffinityTerm`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct WeightedPodAffinityTerm {
     /// weight associated with matching the corresponding podAffinityTerm, in the range 1-100.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub weight: i32,
     /// Required. A pod affinity term, associated with the corresponding weight.
-    #[serde(rename = "podAffinityTerm", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "podAffinityTerm")]
     pub pod_affinity_term: crate::api::core::v1::PodAffinityTerm,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for WeightedPodAffinityTerm {
+    const EXPECTING: &'static str = "struct WeightedPodAffinityTerm";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "weight" => Some(0),
+            "podAffinityTerm" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.weight = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.pod_affinity_term = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for WeightedPodAffinityTerm {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// WindowsSecurityContextOptions contain Windows-specific options and credentials.
 ///
 /// Generated from `io.k8s.api.core.v1.WindowsSecurityContextOptions` (proto `k8s.io.api.core.v1.WindowsSecurityContextOptions`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct WindowsSecurityContextOptions {
     /// GMSACredentialSpecName is the name of the GMSA credential spec to use.
-    #[serde(rename = "gmsaCredentialSpecName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "gmsaCredentialSpecName", skip_serializing_if = "Option::is_none")]
     pub gmsa_credential_spec_name: Option<String>,
     /// GMSACredentialSpec is where the GMSA admission webhook (https://github.com/kubernetes-sigs/windows-gmsa) inlines the contents of the GMSA credential spec named by the GMSACredentialSpecName field.
-    #[serde(rename = "gmsaCredentialSpec", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "gmsaCredentialSpec", skip_serializing_if = "Option::is_none")]
     pub gmsa_credential_spec: Option<String>,
     /// The UserName in Windows to run the entrypoint of the container process. Defaults to the user specified in image metadata if unspecified. May also be set in PodSecurityContext. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.
-    #[serde(rename = "runAsUserName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "runAsUserName", skip_serializing_if = "Option::is_none")]
     pub run_as_user_name: Option<String>,
     /// HostProcess determines if a container should be run as a 'Host Process' container. All of a Pod's containers must have the same effective HostProcess value (it is not allowed to have a mix of HostProcess containers and non-HostProcess containers). In addition, if HostProcess is true then HostNetwork must also be set to true.
-    #[serde(rename = "hostProcess", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostProcess", skip_serializing_if = "Option::is_none")]
     pub host_process: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for WindowsSecurityContextOptions {
+    const EXPECTING: &'static str = "struct WindowsSecurityContextOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "gmsaCredentialSpecName" => Some(0),
+            "gmsaCredentialSpec" => Some(1),
+            "runAsUserName" => Some(2),
+            "hostProcess" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.gmsa_credential_spec_name = map.next_value()?,
+            1 => self.gmsa_credential_spec = map.next_value()?,
+            2 => self.run_as_user_name = map.next_value()?,
+            3 => self.host_process = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for WindowsSecurityContextOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

@@ -3,7 +3,7 @@
 /// Endpoint represents a single logical "backend" implementing a service.
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.Endpoint`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Endpoint {
     /// addresses of this endpoint. The contents of this field are interpreted
     /// according to the corresponding EndpointSlice addressType field. Consumers
@@ -15,10 +15,10 @@ pub struct Endpoint {
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
     /// +k8s:alpha(since: "1.36")=+k8s:maxItems=100
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub addresses: Vec<String>,
     /// conditions contains information about the current status of the endpoint.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub conditions: Option<crate::api::discovery::v1beta1::EndpointConditions>,
     /// hostname of this endpoint. This field may be used by consumers of
     /// endpoints to distinguish endpoints from each other (e.g. in DNS names).
@@ -26,12 +26,12 @@ pub struct Endpoint {
     /// fungible (e.g. multiple A values in DNS). Must be lowercase and pass DNS
     /// Label (RFC 1123) validation.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
     /// targetRef is a reference to a Kubernetes object that represents this
     /// endpoint.
     /// +optional
-    #[serde(rename = "targetRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "targetRef", skip_serializing_if = "Option::is_none")]
     pub target_ref: Option<crate::api::core::v1::ObjectReference>,
     /// topology contains arbitrary topology information associated with the
     /// endpoint. These key/value pairs must conform with the label format.
@@ -47,25 +47,63 @@ pub struct Endpoint {
     ///   endpoint is located. This should match the corresponding node label.
     /// This field is deprecated and will be removed in future api versions.
     /// +optional
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub topology: ::std::collections::BTreeMap<String, String>,
     /// nodeName represents the name of the Node hosting this endpoint. This can
     /// be used to determine endpoints local to a Node.
     /// +optional
-    #[serde(rename = "nodeName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// hints contains information associated with how an endpoint should be
     /// consumed.
     /// +featureGate=TopologyAwareHints
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hints: Option<crate::api::discovery::v1beta1::EndpointHints>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Endpoint {
+    const EXPECTING: &'static str = "struct Endpoint";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "addresses" => Some(0),
+            "conditions" => Some(1),
+            "hostname" => Some(2),
+            "targetRef" => Some(3),
+            "topology" => Some(4),
+            "nodeName" => Some(5),
+            "hints" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.addresses = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.conditions = map.next_value()?,
+            2 => self.hostname = map.next_value()?,
+            3 => self.target_ref = map.next_value()?,
+            4 => self.topology = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.node_name = map.next_value()?,
+            6 => self.hints = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Endpoint {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EndpointConditions represents the current condition of an endpoint.
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.EndpointConditions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EndpointConditions {
     /// ready indicates that this endpoint is prepared to receive traffic,
     /// according to whatever system is managing the endpoint. A nil value
@@ -73,44 +111,102 @@ pub struct EndpointConditions {
     /// unknown state as ready. For compatibility reasons, ready should never be
     /// "true" for terminating endpoints.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
     /// serving is identical to ready except that it is set regardless of the
     /// terminating state of endpoints. This condition should be set to true for
     /// a ready endpoint that is terminating. If nil, consumers should defer to
     /// the ready condition.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub serving: Option<bool>,
     /// terminating indicates that this endpoint is terminating. A nil value
     /// indicates an unknown state. Consumers should interpret this unknown state
     /// to mean that the endpoint is not terminating.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub terminating: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EndpointConditions {
+    const EXPECTING: &'static str = "struct EndpointConditions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "ready" => Some(0),
+            "serving" => Some(1),
+            "terminating" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.ready = map.next_value()?,
+            1 => self.serving = map.next_value()?,
+            2 => self.terminating = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EndpointConditions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EndpointHints provides hints describing how an endpoint should be consumed.
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.EndpointHints`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EndpointHints {
     /// forZones indicates the zone(s) this endpoint should be consumed by to
     /// enable topology aware routing. May contain a maximum of 8 entries.
     /// +listType=atomic
-    #[serde(rename = "forZones", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "forZones", skip_serializing_if = "Vec::is_empty")]
     pub for_zones: Vec<crate::api::discovery::v1beta1::ForZone>,
     /// forNodes indicates the node(s) this endpoint should be consumed by when
     /// using topology aware routing. May contain a maximum of 8 entries.
     /// +listType=atomic
-    #[serde(rename = "forNodes", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "forNodes", skip_serializing_if = "Vec::is_empty")]
     pub for_nodes: Vec<crate::api::discovery::v1beta1::ForNode>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EndpointHints {
+    const EXPECTING: &'static str = "struct EndpointHints";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "forZones" => Some(0),
+            "forNodes" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.for_zones = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.for_nodes = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EndpointHints {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EndpointPort represents a Port used by an EndpointSlice
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.EndpointPort`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EndpointPort {
     /// name represents the name of this port. All ports in an EndpointSlice must have a unique name.
     /// If the EndpointSlice is derived from a Kubernetes service, this corresponds to the Service.ports[].name.
@@ -119,17 +215,17 @@ pub struct EndpointPort {
     /// * must consist of lower case alphanumeric characters or '-'.
     /// * must start and end with an alphanumeric character.
     /// Default is empty string.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// protocol represents the IP protocol for this port.
     /// Must be UDP, TCP, or SCTP.
     /// Default is TCP.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// port represents the port number of the endpoint.
     /// If this is not specified, ports are not restricted and must be
     /// interpreted in the context of the specific consumer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
     /// appProtocol represents the application protocol for this port.
     /// This field follows standard Kubernetes label syntax.
@@ -138,8 +234,40 @@ pub struct EndpointPort {
     /// Non-standard protocols should use prefixed names such as
     /// mycompany.com/my-custom-protocol.
     /// +optional
-    #[serde(rename = "appProtocol", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "appProtocol", skip_serializing_if = "Option::is_none")]
     pub app_protocol: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EndpointPort {
+    const EXPECTING: &'static str = "struct EndpointPort";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "protocol" => Some(1),
+            "port" => Some(2),
+            "appProtocol" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.protocol = map.next_value()?,
+            2 => self.port = map.next_value()?,
+            3 => self.app_protocol = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EndpointPort {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EndpointSlice represents a subset of the endpoints that implement a service.
@@ -147,17 +275,17 @@ pub struct EndpointPort {
 /// labels, which must be joined to produce the full set of endpoints.
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.EndpointSlice`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EndpointSlice {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// addressType specifies the type of address carried by this EndpointSlice.
     /// All addresses in this slice must be the same type. This field is
@@ -169,13 +297,13 @@ pub struct EndpointSlice {
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
     /// +k8s:alpha(since: "1.36")=+k8s:immutable
-    #[serde(rename = "addressType", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "addressType", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub address_type: Option<String>,
     /// endpoints is a list of unique endpoints in this slice. Each slice may
     /// include a maximum of 1000 endpoints.
     /// +listType=atomic
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub endpoints: Vec<crate::api::discovery::v1beta1::Endpoint>,
     /// ports specifies the list of network ports exposed by each endpoint in
     /// this slice. Each port must have a unique name. When ports is empty, it
@@ -184,46 +312,166 @@ pub struct EndpointSlice {
     /// maximum of 100 ports.
     /// +optional
     /// +listType=atomic
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub ports: Vec<crate::api::discovery::v1beta1::EndpointPort>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EndpointSlice {
+    const EXPECTING: &'static str = "struct EndpointSlice";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "addressType" => Some(3),
+            "endpoints" => Some(4),
+            "ports" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.address_type = map.next_value()?,
+            4 => self.endpoints = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.ports = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EndpointSlice {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EndpointSliceList represents a list of endpoint slices
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.EndpointSliceList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EndpointSliceList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of endpoint slices
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::discovery::v1beta1::EndpointSlice>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EndpointSliceList {
+    const EXPECTING: &'static str = "struct EndpointSliceList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EndpointSliceList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ForNode provides information about which nodes should consume this endpoint.
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.ForNode`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ForNode {
     /// name represents the name of the node.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ForNode {
+    const EXPECTING: &'static str = "struct ForNode";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ForNode {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ForZone provides information about which zones should consume this endpoint.
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.ForZone`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ForZone {
     /// name represents the name of the zone.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ForZone {
+    const EXPECTING: &'static str = "struct ForZone";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ForZone {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

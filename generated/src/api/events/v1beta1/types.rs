@@ -8,117 +8,235 @@
 /// treated as informative, best-effort, supplemental data.
 ///
 /// Generated from proto `k8s.io.api.events.v1beta1.Event`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Event {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// eventTime is the time when this Event was first observed. It is required.
-    #[serde(rename = "eventTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "eventTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub event_time: Option<::kapi_apimachinery::MicroTime>,
     /// series is data about the Event series this event represents or nil if it's a singleton Event.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<crate::api::events::v1beta1::EventSeries>,
     /// reportingController is the name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.
     /// This field cannot be empty for new Events.
     /// +optional
-    #[serde(rename = "reportingController", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "reportingController", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reporting_controller: Option<String>,
     /// reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`.
     /// This field cannot be empty for new Events and it can have at most 128 characters.
     /// +optional
-    #[serde(rename = "reportingInstance", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "reportingInstance", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reporting_instance: Option<String>,
     /// action is what action was taken/failed regarding to the regarding object. It is machine-readable.
     /// This field can have at most 128 characters.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub action: Option<String>,
     /// reason is why the action was taken. It is human-readable.
     /// This field can have at most 128 characters.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// regarding contains the object this Event is about. In most cases it's an Object reporting controller
     /// implements, e.g. ReplicaSetController implements ReplicaSets and this event is emitted because
     /// it acts on some changes in a ReplicaSet object.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub regarding: Option<crate::api::core::v1::ObjectReference>,
     /// related is the optional secondary object for more complex actions. E.g. when regarding object triggers
     /// a creation or deletion of related object.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub related: Option<crate::api::core::v1::ObjectReference>,
     /// note is a human-readable description of the status of this operation.
     /// Maximal length of the note is 1kB, but libraries should be prepared to
     /// handle values up to 64kB.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub note: Option<String>,
     /// type is the type of this event (Normal, Warning), new types could be added in the future.
     /// It is machine-readable.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// deprecatedSource is the deprecated field assuring backward compatibility with core.v1 Event type.
     /// +optional
-    #[serde(rename = "deprecatedSource", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "deprecatedSource", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub deprecated_source: Option<crate::api::core::v1::EventSource>,
     /// deprecatedFirstTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
     /// +optional
-    #[serde(rename = "deprecatedFirstTimestamp", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "deprecatedFirstTimestamp", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub deprecated_first_timestamp: Option<::kapi_apimachinery::Time>,
     /// deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
     /// +optional
-    #[serde(rename = "deprecatedLastTimestamp", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "deprecatedLastTimestamp", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub deprecated_last_timestamp: Option<::kapi_apimachinery::Time>,
     /// deprecatedCount is the deprecated field assuring backward compatibility with core.v1 Event type.
     /// +optional
-    #[serde(rename = "deprecatedCount", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "deprecatedCount", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub deprecated_count: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Event {
+    const EXPECTING: &'static str = "struct Event";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "eventTime" => Some(3),
+            "series" => Some(4),
+            "reportingController" => Some(5),
+            "reportingInstance" => Some(6),
+            "action" => Some(7),
+            "reason" => Some(8),
+            "regarding" => Some(9),
+            "related" => Some(10),
+            "note" => Some(11),
+            "type" => Some(12),
+            "deprecatedSource" => Some(13),
+            "deprecatedFirstTimestamp" => Some(14),
+            "deprecatedLastTimestamp" => Some(15),
+            "deprecatedCount" => Some(16),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.event_time = map.next_value()?,
+            4 => self.series = map.next_value()?,
+            5 => self.reporting_controller = map.next_value()?,
+            6 => self.reporting_instance = map.next_value()?,
+            7 => self.action = map.next_value()?,
+            8 => self.reason = map.next_value()?,
+            9 => self.regarding = map.next_value()?,
+            10 => self.related = map.next_value()?,
+            11 => self.note = map.next_value()?,
+            12 => self.r#type = map.next_value()?,
+            13 => self.deprecated_source = map.next_value()?,
+            14 => self.deprecated_first_timestamp = map.next_value()?,
+            15 => self.deprecated_last_timestamp = map.next_value()?,
+            16 => self.deprecated_count = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Event {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EventList is a list of Event objects.
 ///
 /// Generated from proto `k8s.io.api.events.v1beta1.EventList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EventList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a list of schema objects.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::events::v1beta1::Event>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EventList {
+    const EXPECTING: &'static str = "struct EventList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EventList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// EventSeries contain information on series of events, i.e. thing that was/is happening
 /// continuously for some time.
 ///
 /// Generated from proto `k8s.io.api.events.v1beta1.EventSeries`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct EventSeries {
     /// count is the number of occurrences in this series up to the last heartbeat time.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub count: Option<i32>,
     /// lastObservedTime is the time when last Event from the series was seen before last heartbeat.
-    #[serde(rename = "lastObservedTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastObservedTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_observed_time: Option<::kapi_apimachinery::MicroTime>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for EventSeries {
+    const EXPECTING: &'static str = "struct EventSeries";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "count" => Some(0),
+            "lastObservedTime" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.count = map.next_value()?,
+            1 => self.last_observed_time = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for EventSeries {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

@@ -5,23 +5,23 @@
 /// DaemonSet represents the configuration of a daemon set.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DaemonSet`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DaemonSet {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// The desired behavior of this daemon set.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::extensions::v1beta1::DaemonSetSpec>,
     /// The current status of this daemon set. This data may be
     /// out of date by some window of time.
@@ -29,149 +29,285 @@ pub struct DaemonSet {
     /// Read-only.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::extensions::v1beta1::DaemonSetStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DaemonSet {
+    const EXPECTING: &'static str = "struct DaemonSet";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DaemonSet {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DaemonSetCondition describes the state of a DaemonSet at a certain point.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DaemonSetCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DaemonSetCondition {
     /// Type of DaemonSet condition.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// Status of the condition, one of True, False, Unknown.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// Last time the condition transitioned from one status to another.
     /// +optional
-    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// The reason for the condition's last transition.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human readable message indicating details about the transition.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DaemonSetCondition {
+    const EXPECTING: &'static str = "struct DaemonSetCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "lastTransitionTime" => Some(2),
+            "reason" => Some(3),
+            "message" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.status = map.next_value()?,
+            2 => self.last_transition_time = map.next_value()?,
+            3 => self.reason = map.next_value()?,
+            4 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DaemonSetCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DaemonSetList is a collection of daemon sets.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DaemonSetList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DaemonSetList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// A list of daemon sets.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::extensions::v1beta1::DaemonSet>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DaemonSetList {
+    const EXPECTING: &'static str = "struct DaemonSetList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DaemonSetList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DaemonSetSpec is the specification of a daemon set.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DaemonSetSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DaemonSetSpec {
     /// A label query over pods that are managed by the daemon set.
     /// Must match in order to be controlled.
     /// If empty, defaulted to labels on Pod template.
     /// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// An object that describes the pod that will be created.
     /// The DaemonSet will create exactly one copy of this pod on every node
     /// that matches the template's node selector (or on every node if no node
     /// selector is specified).
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
     /// An update strategy to replace existing DaemonSet pods with new pods.
     /// +optional
-    #[serde(rename = "updateStrategy", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "updateStrategy", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub update_strategy: Option<crate::api::extensions::v1beta1::DaemonSetUpdateStrategy>,
     /// The minimum number of seconds for which a newly created DaemonSet pod should
     /// be ready without any of its container crashing, for it to be considered
     /// available. Defaults to 0 (pod will be considered available as soon as it
     /// is ready).
     /// +optional
-    #[serde(rename = "minReadySeconds", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "minReadySeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub min_ready_seconds: Option<i32>,
     /// DEPRECATED.
     /// A sequence number representing a specific generation of the template.
     /// Populated by the system. It can be set only during the creation.
     /// +optional
-    #[serde(rename = "templateGeneration", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "templateGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub template_generation: Option<i64>,
     /// The number of old history to retain to allow rollback.
     /// This is a pointer to distinguish between explicit zero and not specified.
     /// Defaults to 10.
     /// +optional
-    #[serde(rename = "revisionHistoryLimit", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "revisionHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DaemonSetSpec {
+    const EXPECTING: &'static str = "struct DaemonSetSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "selector" => Some(0),
+            "template" => Some(1),
+            "updateStrategy" => Some(2),
+            "minReadySeconds" => Some(3),
+            "templateGeneration" => Some(4),
+            "revisionHistoryLimit" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.selector = map.next_value()?,
+            1 => self.template = map.next_value()?,
+            2 => self.update_strategy = map.next_value()?,
+            3 => self.min_ready_seconds = map.next_value()?,
+            4 => self.template_generation = map.next_value()?,
+            5 => self.revision_history_limit = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DaemonSetSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DaemonSetStatus represents the current status of a daemon set.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DaemonSetStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DaemonSetStatus {
     /// The number of nodes that are running at least 1
     /// daemon pod and are supposed to run the daemon pod.
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
-    #[serde(rename = "currentNumberScheduled", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "currentNumberScheduled", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_number_scheduled: Option<i32>,
     /// The number of nodes that are running the daemon pod, but are
     /// not supposed to run the daemon pod.
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
-    #[serde(rename = "numberMisscheduled", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "numberMisscheduled", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub number_misscheduled: Option<i32>,
     /// The total number of nodes that should be running the daemon
     /// pod (including nodes correctly running the daemon pod).
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
-    #[serde(rename = "desiredNumberScheduled", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "desiredNumberScheduled", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub desired_number_scheduled: Option<i32>,
     /// The number of nodes that should be running the daemon pod and have one
     /// or more of the daemon pod running and ready.
-    #[serde(rename = "numberReady", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "numberReady", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub number_ready: Option<i32>,
     /// The most recent generation observed by the daemon set controller.
     /// +optional
-    #[serde(rename = "observedGeneration", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// The total number of nodes that are running updated daemon pod
     /// +optional
-    #[serde(rename = "updatedNumberScheduled", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "updatedNumberScheduled", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub updated_number_scheduled: Option<i32>,
     /// The number of nodes that should be running the
     /// daemon pod and have one or more of the daemon pod running and
     /// available (ready for at least spec.minReadySeconds)
     /// +optional
-    #[serde(rename = "numberAvailable", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "numberAvailable", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub number_available: Option<i32>,
     /// The number of nodes that should be running the
     /// daemon pod and have none of the daemon pod running and available
     /// (ready for at least spec.minReadySeconds)
     /// +optional
-    #[serde(rename = "numberUnavailable", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "numberUnavailable", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub number_unavailable: Option<i32>,
     /// Count of hash collisions for the DaemonSet. The DaemonSet controller
     /// uses this field as a collision avoidance mechanism when it needs to
     /// create the name for the newest ControllerRevision.
     /// +optional
-    #[serde(rename = "collisionCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "collisionCount", skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
     /// Represents the latest available observations of a DaemonSet's current state.
     /// +optional
@@ -179,8 +315,52 @@ pub struct DaemonSetStatus {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=type
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::extensions::v1beta1::DaemonSetCondition>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DaemonSetStatus {
+    const EXPECTING: &'static str = "struct DaemonSetStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "currentNumberScheduled" => Some(0),
+            "numberMisscheduled" => Some(1),
+            "desiredNumberScheduled" => Some(2),
+            "numberReady" => Some(3),
+            "observedGeneration" => Some(4),
+            "updatedNumberScheduled" => Some(5),
+            "numberAvailable" => Some(6),
+            "numberUnavailable" => Some(7),
+            "collisionCount" => Some(8),
+            "conditions" => Some(9),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.current_number_scheduled = map.next_value()?,
+            1 => self.number_misscheduled = map.next_value()?,
+            2 => self.desired_number_scheduled = map.next_value()?,
+            3 => self.number_ready = map.next_value()?,
+            4 => self.observed_generation = map.next_value()?,
+            5 => self.updated_number_scheduled = map.next_value()?,
+            6 => self.number_available = map.next_value()?,
+            7 => self.number_unavailable = map.next_value()?,
+            8 => self.collision_count = map.next_value()?,
+            9 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DaemonSetStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DaemonSetUpdateStrategy indicates the strategy that the DaemonSet
@@ -188,12 +368,12 @@ pub struct DaemonSetStatus {
 /// necessary to perform the update for the indicated strategy.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DaemonSetUpdateStrategy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DaemonSetUpdateStrategy {
     /// Type of daemon set update. Can be "RollingUpdate" or "OnDelete".
     /// Default is OnDelete.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// Rolling update config params. Present only if type = "RollingUpdate".
     /// ---
@@ -201,8 +381,36 @@ pub struct DaemonSetUpdateStrategy {
     /// to be. Same as Deployment `strategy.rollingUpdate`.
     /// See https://github.com/kubernetes/kubernetes/issues/35345
     /// +optional
-    #[serde(rename = "rollingUpdate", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<crate::api::extensions::v1beta1::RollingUpdateDaemonSet>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DaemonSetUpdateStrategy {
+    const EXPECTING: &'static str = "struct DaemonSetUpdateStrategy";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "rollingUpdate" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.rolling_update = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DaemonSetUpdateStrategy {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED - This group version of Deployment is deprecated by apps/v1beta2/Deployment. See the release notes for
@@ -210,142 +418,278 @@ pub struct DaemonSetUpdateStrategy {
 /// Deployment enables declarative updates for Pods and ReplicaSets.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.Deployment`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Deployment {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of the Deployment.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::extensions::v1beta1::DeploymentSpec>,
     /// Most recently observed status of the Deployment.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::extensions::v1beta1::DeploymentStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Deployment {
+    const EXPECTING: &'static str = "struct Deployment";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Deployment {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DeploymentCondition describes the state of a deployment at a certain point.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DeploymentCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeploymentCondition {
     /// Type of deployment condition.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// Status of the condition, one of True, False, Unknown.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// The last time this condition was updated.
-    #[serde(rename = "lastUpdateTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastUpdateTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_update_time: Option<::kapi_apimachinery::Time>,
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// The reason for the condition's last transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human readable message indicating details about the transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeploymentCondition {
+    const EXPECTING: &'static str = "struct DeploymentCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "lastUpdateTime" => Some(2),
+            "lastTransitionTime" => Some(3),
+            "reason" => Some(4),
+            "message" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.status = map.next_value()?,
+            2 => self.last_update_time = map.next_value()?,
+            3 => self.last_transition_time = map.next_value()?,
+            4 => self.reason = map.next_value()?,
+            5 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeploymentCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DeploymentList is a list of Deployments.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DeploymentList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeploymentList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of Deployments.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::extensions::v1beta1::Deployment>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeploymentList {
+    const EXPECTING: &'static str = "struct DeploymentList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeploymentList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED.
 /// DeploymentRollback stores the information required to rollback a deployment.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DeploymentRollback`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeploymentRollback {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Required: This must match the Name of a deployment.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// The annotations to be updated to a deployment
     /// +optional
-    #[serde(rename = "updatedAnnotations", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "updatedAnnotations", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub updated_annotations: ::std::collections::BTreeMap<String, String>,
     /// The config of this deployment rollback.
-    #[serde(rename = "rollbackTo", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "rollbackTo", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub rollback_to: Option<crate::api::extensions::v1beta1::RollbackConfig>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeploymentRollback {
+    const EXPECTING: &'static str = "struct DeploymentRollback";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "name" => Some(2),
+            "updatedAnnotations" => Some(3),
+            "rollbackTo" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.name = map.next_value()?,
+            3 => self.updated_annotations = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.rollback_to = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeploymentRollback {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DeploymentSpec is the specification of the desired behavior of the Deployment.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DeploymentSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeploymentSpec {
     /// Number of desired pods. This is a pointer to distinguish between explicit
     /// zero and not specified. Defaults to 1.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// Label selector for pods. Existing ReplicaSets whose pods are
     /// selected by this will be the ones affected by this deployment.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// Template describes the pods that will be created.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
     /// The deployment strategy to use to replace existing pods with new ones.
     /// +optional
     /// +patchStrategy=retainKeys
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub strategy: Option<crate::api::extensions::v1beta1::DeploymentStrategy>,
     /// Minimum number of seconds for which a newly created pod should be ready
     /// without any of its container crashing, for it to be considered available.
     /// Defaults to 0 (pod will be considered available as soon as it is ready)
     /// +optional
-    #[serde(rename = "minReadySeconds", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "minReadySeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub min_ready_seconds: Option<i32>,
     /// The number of old ReplicaSets to retain to allow rollback.
     /// This is a pointer to distinguish between explicit zero and not specified.
     /// This is set to the max value of int32 (i.e. 2147483647) by default, which
     /// means "retaining all old ReplicaSets".
     /// +optional
-    #[serde(rename = "revisionHistoryLimit", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "revisionHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<i32>,
     /// Indicates that the deployment is paused and will not be processed by the
     /// deployment controller.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub paused: Option<bool>,
     /// DEPRECATED.
     /// The config this deployment is rolling back to. Will be cleared after rollback is done.
     /// +optional
-    #[serde(rename = "rollbackTo", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "rollbackTo", skip_serializing_if = "Option::is_none")]
     pub rollback_to: Option<crate::api::extensions::v1beta1::RollbackConfig>,
     /// The maximum time in seconds for a deployment to make progress before it
     /// is considered to be failed. The deployment controller will continue to
@@ -354,71 +698,155 @@ pub struct DeploymentSpec {
     /// not be estimated during the time a deployment is paused. This is set to
     /// the max value of int32 (i.e. 2147483647) by default, which means "no deadline".
     /// +optional
-    #[serde(rename = "progressDeadlineSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "progressDeadlineSeconds", skip_serializing_if = "Option::is_none")]
     pub progress_deadline_seconds: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeploymentSpec {
+    const EXPECTING: &'static str = "struct DeploymentSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "replicas" => Some(0),
+            "selector" => Some(1),
+            "template" => Some(2),
+            "strategy" => Some(3),
+            "minReadySeconds" => Some(4),
+            "revisionHistoryLimit" => Some(5),
+            "paused" => Some(6),
+            "rollbackTo" => Some(7),
+            "progressDeadlineSeconds" => Some(8),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = map.next_value()?,
+            1 => self.selector = map.next_value()?,
+            2 => self.template = map.next_value()?,
+            3 => self.strategy = map.next_value()?,
+            4 => self.min_ready_seconds = map.next_value()?,
+            5 => self.revision_history_limit = map.next_value()?,
+            6 => self.paused = map.next_value()?,
+            7 => self.rollback_to = map.next_value()?,
+            8 => self.progress_deadline_seconds = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeploymentSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DeploymentStatus is the most recently observed status of the Deployment.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DeploymentStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeploymentStatus {
     /// The generation observed by the deployment controller.
     /// +optional
-    #[serde(rename = "observedGeneration", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// Total number of non-terminating pods targeted by this deployment (their labels match the selector).
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub replicas: Option<i32>,
     /// Total number of non-terminating pods targeted by this deployment that have the desired template spec.
     /// +optional
-    #[serde(rename = "updatedReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "updatedReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub updated_replicas: Option<i32>,
     /// Total number of non-terminating pods targeted by this Deployment with a Ready Condition.
     /// +optional
-    #[serde(rename = "readyReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readyReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ready_replicas: Option<i32>,
     /// Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.
     /// +optional
-    #[serde(rename = "availableReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "availableReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub available_replicas: Option<i32>,
     /// Total number of unavailable pods targeted by this deployment. This is the total number of
     /// pods that are still required for the deployment to have 100% available capacity. They may
     /// either be pods that are running but not yet available or pods that still have not been created.
     /// +optional
-    #[serde(rename = "unavailableReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "unavailableReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub unavailable_replicas: Option<i32>,
     /// Total number of terminating pods targeted by this deployment. Terminating pods have a non-null
     /// .metadata.deletionTimestamp and have not yet reached the Failed or Succeeded .status.phase.
     ///
     /// This is a beta field and requires enabling DeploymentReplicaSetTerminatingReplicas feature (enabled by default).
     /// +optional
-    #[serde(rename = "terminatingReplicas", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "terminatingReplicas", skip_serializing_if = "Option::is_none")]
     pub terminating_replicas: Option<i32>,
     /// Represents the latest available observations of a deployment's current state.
     /// +patchMergeKey=type
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=type
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::extensions::v1beta1::DeploymentCondition>,
     /// Count of hash collisions for the Deployment. The Deployment controller uses this
     /// field as a collision avoidance mechanism when it needs to create the name for the
     /// newest ReplicaSet.
     /// +optional
-    #[serde(rename = "collisionCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "collisionCount", skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeploymentStatus {
+    const EXPECTING: &'static str = "struct DeploymentStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "observedGeneration" => Some(0),
+            "replicas" => Some(1),
+            "updatedReplicas" => Some(2),
+            "readyReplicas" => Some(3),
+            "availableReplicas" => Some(4),
+            "unavailableReplicas" => Some(5),
+            "terminatingReplicas" => Some(6),
+            "conditions" => Some(7),
+            "collisionCount" => Some(8),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.observed_generation = map.next_value()?,
+            1 => self.replicas = map.next_value()?,
+            2 => self.updated_replicas = map.next_value()?,
+            3 => self.ready_replicas = map.next_value()?,
+            4 => self.available_replicas = map.next_value()?,
+            5 => self.unavailable_replicas = map.next_value()?,
+            6 => self.terminating_replicas = map.next_value()?,
+            7 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            8 => self.collision_count = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeploymentStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DeploymentStrategy describes how to replace existing pods with new ones.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DeploymentStrategy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeploymentStrategy {
     /// Type of deployment. Can be "Recreate" or "RollingUpdate". Default is RollingUpdate.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// Rolling update config params. Present only if DeploymentStrategyType =
     /// RollingUpdate.
@@ -426,22 +854,50 @@ pub struct DeploymentStrategy {
     /// TODO: Update this to follow our convention for oneOf, whatever we decide it
     /// to be.
     /// +optional
-    #[serde(rename = "rollingUpdate", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<crate::api::extensions::v1beta1::RollingUpdateDeployment>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeploymentStrategy {
+    const EXPECTING: &'static str = "struct DeploymentStrategy";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "rollingUpdate" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.rolling_update = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeploymentStrategy {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// HTTPIngressPath associates a path with a backend. Incoming urls matching the
 /// path are forwarded to the backend.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.HTTPIngressPath`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HTTPIngressPath {
     /// Path is matched against the path of an incoming request. Currently it can
     /// contain characters disallowed from the conventional "path" part of a URL
     /// as defined by RFC 3986. Paths must begin with a '/'. When unspecified,
     /// all paths from incoming requests are matched.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
     /// PathType determines the interpretation of the Path matching. PathType can
     /// be one of the following values:
@@ -458,12 +914,42 @@ pub struct HTTPIngressPath {
     ///   or treat it identically to Prefix or Exact path types.
     /// Implementations are required to support all path types.
     /// Defaults to ImplementationSpecific.
-    #[serde(rename = "pathType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "pathType", skip_serializing_if = "Option::is_none")]
     pub path_type: Option<String>,
     /// Backend defines the referenced service endpoint to which the traffic
     /// will be forwarded to.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub backend: Option<crate::api::extensions::v1beta1::IngressBackend>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for HTTPIngressPath {
+    const EXPECTING: &'static str = "struct HTTPIngressPath";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "path" => Some(0),
+            "pathType" => Some(1),
+            "backend" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.path = map.next_value()?,
+            1 => self.path_type = map.next_value()?,
+            2 => self.backend = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HTTPIngressPath {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// HTTPIngressRuleValue is a list of http selectors pointing to backends.
@@ -473,12 +959,38 @@ pub struct HTTPIngressPath {
 /// or '#'.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.HTTPIngressRuleValue`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct HTTPIngressRuleValue {
     /// A collection of paths that map requests to backends.
     /// +listType=atomic
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub paths: Vec<crate::api::extensions::v1beta1::HTTPIngressPath>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for HTTPIngressRuleValue {
+    const EXPECTING: &'static str = "struct HTTPIngressRuleValue";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "paths" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.paths = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for HTTPIngressRuleValue {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED 1.9 - This group version of IPBlock is deprecated by networking/v1/IPBlock.
@@ -487,21 +999,49 @@ pub struct HTTPIngressRuleValue {
 /// that should not be included within this rule.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IPBlock`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct IPBlock {
     /// CIDR is a string representing the IP Block
     /// Valid examples are "192.168.1.0/24" or "2001:db8::/64"
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub cidr: Option<String>,
     /// Except is a slice of CIDRs that should not be included within an IP Block
     /// Valid examples are "192.168.1.0/24" or "2001:db8::/64"
     /// Except values will be rejected if they are outside the CIDR range
     /// +optional
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub except: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for IPBlock {
+    const EXPECTING: &'static str = "struct IPBlock";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "cidr" => Some(0),
+            "except" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.cidr = map.next_value()?,
+            1 => self.except = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for IPBlock {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Ingress is a collection of rules that allow inbound connections to reach the
@@ -511,116 +1051,268 @@ pub struct IPBlock {
 /// DEPRECATED - This group version of Ingress is deprecated by networking.k8s.io/v1beta1 Ingress. See the release notes for more information.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.Ingress`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Ingress {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec is the desired state of the Ingress.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::extensions::v1beta1::IngressSpec>,
     /// Status is the current state of the Ingress.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::extensions::v1beta1::IngressStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Ingress {
+    const EXPECTING: &'static str = "struct Ingress";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Ingress {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// IngressBackend describes all endpoints for a given service and port.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressBackend`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct IngressBackend {
     /// Specifies the name of the referenced service.
     /// +optional
-    #[serde(rename = "serviceName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "serviceName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub service_name: Option<String>,
     /// Specifies the port of the referenced service.
     /// +optional
-    #[serde(rename = "servicePort", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "servicePort", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub service_port: Option<::kapi_apimachinery::IntOrString>,
     /// Resource is an ObjectRef to another Kubernetes resource in the namespace
     /// of the Ingress object. If resource is specified, serviceName and servicePort
     /// must not be specified.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::api::core::v1::TypedLocalObjectReference>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for IngressBackend {
+    const EXPECTING: &'static str = "struct IngressBackend";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "serviceName" => Some(0),
+            "servicePort" => Some(1),
+            "resource" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.service_name = map.next_value()?,
+            1 => self.service_port = map.next_value()?,
+            2 => self.resource = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for IngressBackend {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// IngressList is a collection of Ingress.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct IngressList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of Ingress.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::extensions::v1beta1::Ingress>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for IngressList {
+    const EXPECTING: &'static str = "struct IngressList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for IngressList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// IngressLoadBalancerIngress represents the status of a load-balancer ingress point.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressLoadBalancerIngress`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct IngressLoadBalancerIngress {
     /// IP is set for load-balancer ingress points that are IP based.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ip: Option<String>,
     /// Hostname is set for load-balancer ingress points that are DNS based.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub hostname: Option<String>,
     /// Ports provides information about the ports exposed by this LoadBalancer.
     /// +listType=atomic
     /// +optional
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::extensions::v1beta1::IngressPortStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for IngressLoadBalancerIngress {
+    const EXPECTING: &'static str = "struct IngressLoadBalancerIngress";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "ip" => Some(0),
+            "hostname" => Some(1),
+            "ports" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.ip = map.next_value()?,
+            1 => self.hostname = map.next_value()?,
+            2 => self.ports = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for IngressLoadBalancerIngress {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// LoadBalancerStatus represents the status of a load-balancer.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressLoadBalancerStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct IngressLoadBalancerStatus {
     /// Ingress is a list containing ingress points for the load-balancer.
     /// +optional
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ingress: Vec<crate::api::extensions::v1beta1::IngressLoadBalancerIngress>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for IngressLoadBalancerStatus {
+    const EXPECTING: &'static str = "struct IngressLoadBalancerStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "ingress" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.ingress = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for IngressLoadBalancerStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// IngressPortStatus represents the error condition of a service port
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressPortStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct IngressPortStatus {
     /// Port is the port number of the ingress port.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub port: Option<i32>,
     /// Protocol is the protocol of the ingress port.
     /// The supported values are: "TCP", "UDP", "SCTP"
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub protocol: Option<String>,
     /// Error is to record the problem with the service port
     /// The format of the error shall comply with the following rules:
@@ -634,8 +1326,38 @@ pub struct IngressPortStatus {
     /// +kubebuilder:validation:Required
     /// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`
     /// +kubebuilder:validation:MaxLength=316
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for IngressPortStatus {
+    const EXPECTING: &'static str = "struct IngressPortStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "port" => Some(0),
+            "protocol" => Some(1),
+            "error" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.port = map.next_value()?,
+            1 => self.protocol = map.next_value()?,
+            2 => self.error = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for IngressPortStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// IngressRule represents the rules mapping the paths under a specified host to
@@ -643,7 +1365,7 @@ pub struct IngressPortStatus {
 /// match, then routed to the backend associated with the matching IngressRuleValue.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct IngressRule {
     /// Host is the fully qualified domain name of a network host, as defined by RFC 3986.
     /// Note the following deviations from the "host" part of the
@@ -668,7 +1390,7 @@ pub struct IngressRule {
     /// 2. If Host is a wildcard, then the request matches this rule if the http host header
     /// is to equal to the suffix (removing the first label) of the wildcard rule.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host: Option<String>,
     /// http is a list of http selectors pointing to backends.
     /// A path is matched against the path of an incoming request. Currently it can
@@ -676,8 +1398,36 @@ pub struct IngressRule {
     /// as defined by RFC 3986. Paths must begin with a '/'.
     /// A backend defines the referenced service endpoint to which the traffic
     /// will be forwarded to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub http: Option<crate::api::extensions::v1beta1::HTTPIngressRuleValue>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for IngressRule {
+    const EXPECTING: &'static str = "struct IngressRule";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "host" => Some(0),
+            "http" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.host = map.next_value()?,
+            1 => self.http = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for IngressRule {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// IngressRuleValue represents a rule to apply against incoming requests. If the
@@ -686,7 +1436,7 @@ pub struct IngressRule {
 /// one of the following must be set.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressRuleValue`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct IngressRuleValue {
     /// http is a list of http selectors pointing to backends.
     /// A path is matched against the path of an incoming request. Currently it can
@@ -694,14 +1444,40 @@ pub struct IngressRuleValue {
     /// as defined by RFC 3986. Paths must begin with a '/'.
     /// A backend defines the referenced service endpoint to which the traffic
     /// will be forwarded to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub http: Option<crate::api::extensions::v1beta1::HTTPIngressRuleValue>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for IngressRuleValue {
+    const EXPECTING: &'static str = "struct IngressRuleValue";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "http" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.http = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for IngressRuleValue {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// IngressSpec describes the Ingress the user wishes to exist.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct IngressSpec {
     /// IngressClassName is the name of the IngressClass cluster resource. The
     /// associated IngressClass defines which controller will implement the
@@ -714,14 +1490,14 @@ pub struct IngressSpec {
     /// be used to set a default value for this field. For more information,
     /// refer to the IngressClass documentation.
     /// +optional
-    #[serde(rename = "ingressClassName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "ingressClassName", skip_serializing_if = "Option::is_none")]
     pub ingress_class_name: Option<String>,
     /// A default backend capable of servicing requests that don't match any
     /// rule. At least one of 'backend' or 'rules' must be specified. This field
     /// is optional to allow the loadbalancer controller or defaulting logic to
     /// specify a global default.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub backend: Option<crate::api::extensions::v1beta1::IngressBackend>,
     /// TLS configuration. Currently the Ingress only supports a single TLS
     /// port, 443. If multiple members of this list specify different hosts, they
@@ -730,31 +1506,89 @@ pub struct IngressSpec {
     /// ingress supports SNI.
     /// +optional
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tls: Vec<crate::api::extensions::v1beta1::IngressTLS>,
     /// A list of host rules used to configure the Ingress. If unspecified, or
     /// no rule matches, all traffic is sent to the default backend.
     /// +optional
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<crate::api::extensions::v1beta1::IngressRule>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for IngressSpec {
+    const EXPECTING: &'static str = "struct IngressSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "ingressClassName" => Some(0),
+            "backend" => Some(1),
+            "tls" => Some(2),
+            "rules" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.ingress_class_name = map.next_value()?,
+            1 => self.backend = map.next_value()?,
+            2 => self.tls = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.rules = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for IngressSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// IngressStatus describe the current state of the Ingress.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct IngressStatus {
     /// LoadBalancer contains the current status of the load-balancer.
     /// +optional
-    #[serde(rename = "loadBalancer", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "loadBalancer", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub load_balancer: Option<crate::api::extensions::v1beta1::IngressLoadBalancerStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for IngressStatus {
+    const EXPECTING: &'static str = "struct IngressStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "loadBalancer" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.load_balancer = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for IngressStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// IngressTLS describes the transport layer security associated with an Ingress.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressTLS`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct IngressTLS {
     /// Hosts are a list of hosts included in the TLS certificate. The values in
     /// this list must match the name/s used in the tlsSecret. Defaults to the
@@ -762,7 +1596,7 @@ pub struct IngressTLS {
     /// Ingress, if left unspecified.
     /// +optional
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
     /// SecretName is the name of the secret used to terminate SSL traffic on 443.
     /// Field is left optional to allow SSL routing based on SNI hostname alone.
@@ -770,31 +1604,91 @@ pub struct IngressTLS {
     /// by an IngressRule, the SNI host is used for termination and value of the
     /// Host header is used for routing.
     /// +optional
-    #[serde(rename = "secretName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "secretName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub secret_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for IngressTLS {
+    const EXPECTING: &'static str = "struct IngressTLS";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "hosts" => Some(0),
+            "secretName" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.hosts = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.secret_name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for IngressTLS {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED 1.9 - This group version of NetworkPolicy is deprecated by networking/v1/NetworkPolicy.
 /// NetworkPolicy describes what network traffic is allowed for a set of Pods
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.NetworkPolicy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NetworkPolicy {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior for this NetworkPolicy.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::extensions::v1beta1::NetworkPolicySpec>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NetworkPolicy {
+    const EXPECTING: &'static str = "struct NetworkPolicy";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NetworkPolicy {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED 1.9 - This group version of NetworkPolicyEgressRule is deprecated by networking/v1/NetworkPolicyEgressRule.
@@ -803,7 +1697,7 @@ pub struct NetworkPolicy {
 /// This type is beta-level in 1.8
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.NetworkPolicyEgressRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NetworkPolicyEgressRule {
     /// List of destination ports for outgoing traffic.
     /// Each item in this list is combined using a logical OR. If this field is
@@ -812,7 +1706,7 @@ pub struct NetworkPolicyEgressRule {
     /// traffic only if the traffic matches at least one port in the list.
     /// +optional
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::extensions::v1beta1::NetworkPolicyPort>,
     /// List of destinations for outgoing traffic of pods selected for this rule.
     /// Items in this list are combined using a logical OR operation. If this field is
@@ -822,15 +1716,43 @@ pub struct NetworkPolicyEgressRule {
     /// +optional
     /// +listType=atomic
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub to: Vec<crate::api::extensions::v1beta1::NetworkPolicyPeer>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyEgressRule {
+    const EXPECTING: &'static str = "struct NetworkPolicyEgressRule";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "ports" => Some(0),
+            "to" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.ports = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.to = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NetworkPolicyEgressRule {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED 1.9 - This group version of NetworkPolicyIngressRule is deprecated by networking/v1/NetworkPolicyIngressRule.
 /// This NetworkPolicyIngressRule matches traffic if and only if the traffic matches both ports AND from.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.NetworkPolicyIngressRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NetworkPolicyIngressRule {
     /// List of ports which should be made accessible on the pods selected for this rule.
     /// Each item in this list is combined using a logical OR.
@@ -839,7 +1761,7 @@ pub struct NetworkPolicyIngressRule {
     /// only if the traffic matches at least one port in the list.
     /// +optional
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::extensions::v1beta1::NetworkPolicyPort>,
     /// List of sources which should be able to access the pods selected for this rule.
     /// Items in this list are combined using a logical OR operation.
@@ -849,36 +1771,96 @@ pub struct NetworkPolicyIngressRule {
     /// +optional
     /// +listType=atomic
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub from: Vec<crate::api::extensions::v1beta1::NetworkPolicyPeer>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyIngressRule {
+    const EXPECTING: &'static str = "struct NetworkPolicyIngressRule";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "ports" => Some(0),
+            "from" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.ports = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.from = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NetworkPolicyIngressRule {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED 1.9 - This group version of NetworkPolicyList is deprecated by networking/v1/NetworkPolicyList.
 /// Network Policy List is a list of NetworkPolicy objects.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.NetworkPolicyList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NetworkPolicyList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is a list of schema objects.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::extensions::v1beta1::NetworkPolicy>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyList {
+    const EXPECTING: &'static str = "struct NetworkPolicyList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NetworkPolicyList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED 1.9 - This group version of NetworkPolicyPeer is deprecated by networking/v1/NetworkPolicyPeer.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.NetworkPolicyPeer`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NetworkPolicyPeer {
     /// This is a label selector which selects Pods. This field follows standard label
     /// selector semantics; if present but empty, it selects all pods.
@@ -887,7 +1869,7 @@ pub struct NetworkPolicyPeer {
     /// the Pods matching PodSelector in the Namespaces selected by NamespaceSelector.
     /// Otherwise it selects the Pods matching PodSelector in the policy's own Namespace.
     /// +optional
-    #[serde(rename = "podSelector", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "podSelector", skip_serializing_if = "Option::is_none")]
     pub pod_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// Selects Namespaces using cluster-scoped labels. This field follows standard label
     /// selector semantics; if present but empty, it selects all namespaces.
@@ -896,53 +1878,113 @@ pub struct NetworkPolicyPeer {
     /// the Pods matching PodSelector in the Namespaces selected by NamespaceSelector.
     /// Otherwise it selects all Pods in the Namespaces selected by NamespaceSelector.
     /// +optional
-    #[serde(rename = "namespaceSelector", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// IPBlock defines policy on a particular IPBlock. If this field is set then
     /// neither of the other fields can be.
     /// +optional
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(rename = "ipBlock", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "ipBlock", skip_serializing_if = "Option::is_none")]
     pub ip_block: Option<crate::api::extensions::v1beta1::IPBlock>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyPeer {
+    const EXPECTING: &'static str = "struct NetworkPolicyPeer";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "podSelector" => Some(0),
+            "namespaceSelector" => Some(1),
+            "ipBlock" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.pod_selector = map.next_value()?,
+            1 => self.namespace_selector = map.next_value()?,
+            2 => self.ip_block = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NetworkPolicyPeer {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED 1.9 - This group version of NetworkPolicyPort is deprecated by networking/v1/NetworkPolicyPort.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.NetworkPolicyPort`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NetworkPolicyPort {
     /// Optional.  The protocol (TCP, UDP, or SCTP) which traffic must match.
     /// If not specified, this field defaults to TCP.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// The port on the given protocol. This can either be a numerical or named
     /// port on a pod. If this field is not provided, this matches all port names and
     /// numbers.
     /// If present, only traffic on the specified protocol AND port will be matched.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<::kapi_apimachinery::IntOrString>,
     /// If set, indicates that the range of ports from port to endPort, inclusive,
     /// should be allowed by the policy. This field cannot be defined if the port field
     /// is not defined or if the port field is defined as a named (string) port.
     /// The endPort must be equal or greater than port.
     /// +optional
-    #[serde(rename = "endPort", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "endPort", skip_serializing_if = "Option::is_none")]
     pub end_port: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyPort {
+    const EXPECTING: &'static str = "struct NetworkPolicyPort";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "protocol" => Some(0),
+            "port" => Some(1),
+            "endPort" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.protocol = map.next_value()?,
+            1 => self.port = map.next_value()?,
+            2 => self.end_port = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NetworkPolicyPort {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED 1.9 - This group version of NetworkPolicySpec is deprecated by networking/v1/NetworkPolicySpec.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.NetworkPolicySpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NetworkPolicySpec {
     /// Selects the pods to which this NetworkPolicy object applies.  The array of ingress rules
     /// is applied to any pods selected by this field. Multiple network policies can select the
     /// same set of pods.  In this case, the ingress rules for each are combined additively.
     /// This field is NOT optional and follows standard label selector semantics.
     /// An empty podSelector matches all pods in this namespace.
-    #[serde(rename = "podSelector", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "podSelector", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub pod_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// List of ingress rules to be applied to the selected pods.
     /// Traffic is allowed to a pod if there are no NetworkPolicies selecting the pod
@@ -954,7 +1996,7 @@ pub struct NetworkPolicySpec {
     /// +optional
     /// +listType=atomic
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ingress: Vec<crate::api::extensions::v1beta1::NetworkPolicyIngressRule>,
     /// List of egress rules to be applied to the selected pods. Outgoing traffic is
     /// allowed if there are no NetworkPolicies selecting the pod (and cluster policy
@@ -966,7 +2008,7 @@ pub struct NetworkPolicySpec {
     /// +optional
     /// +listType=atomic
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub egress: Vec<crate::api::extensions::v1beta1::NetworkPolicyEgressRule>,
     /// List of rule types that the NetworkPolicy relates to.
     /// Valid options are ["Ingress"], ["Egress"], or ["Ingress", "Egress"].
@@ -980,8 +2022,40 @@ pub struct NetworkPolicySpec {
     /// This field is beta-level in 1.8
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "policyTypes", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "policyTypes", skip_serializing_if = "Vec::is_empty")]
     pub policy_types: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NetworkPolicySpec {
+    const EXPECTING: &'static str = "struct NetworkPolicySpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "podSelector" => Some(0),
+            "ingress" => Some(1),
+            "egress" => Some(2),
+            "policyTypes" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.pod_selector = map.next_value()?,
+            1 => self.ingress = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.egress = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.policy_types = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NetworkPolicySpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED - This group version of ReplicaSet is deprecated by apps/v1beta2/ReplicaSet. See the release notes for
@@ -989,24 +2063,24 @@ pub struct NetworkPolicySpec {
 /// ReplicaSet ensures that a specified number of pod replicas are running at any given time.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.ReplicaSet`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ReplicaSet {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// If the Labels of a ReplicaSet are empty, they are defaulted to
     /// be the same as the Pod(s) that the ReplicaSet manages.
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the specification of the desired behavior of the ReplicaSet.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::extensions::v1beta1::ReplicaSetSpec>,
     /// Status is the most recently observed status of the ReplicaSet.
     /// This data may be out of date by some window of time.
@@ -1014,121 +2088,253 @@ pub struct ReplicaSet {
     /// Read-only.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::extensions::v1beta1::ReplicaSetStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ReplicaSet {
+    const EXPECTING: &'static str = "struct ReplicaSet";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ReplicaSet {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ReplicaSetCondition describes the state of a replica set at a certain point.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.ReplicaSetCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ReplicaSetCondition {
     /// Type of replica set condition.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// Status of the condition, one of True, False, Unknown.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// The last time the condition transitioned from one status to another.
     /// +optional
-    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// The reason for the condition's last transition.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human readable message indicating details about the transition.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ReplicaSetCondition {
+    const EXPECTING: &'static str = "struct ReplicaSetCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "lastTransitionTime" => Some(2),
+            "reason" => Some(3),
+            "message" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.status = map.next_value()?,
+            2 => self.last_transition_time = map.next_value()?,
+            3 => self.reason = map.next_value()?,
+            4 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ReplicaSetCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ReplicaSetList is a collection of ReplicaSets.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.ReplicaSetList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ReplicaSetList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of ReplicaSets.
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::extensions::v1beta1::ReplicaSet>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ReplicaSetList {
+    const EXPECTING: &'static str = "struct ReplicaSetList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ReplicaSetList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ReplicaSetSpec is the specification of a ReplicaSet.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.ReplicaSetSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ReplicaSetSpec {
     /// Replicas is the number of desired pods.
     /// This is a pointer to distinguish between explicit zero and unspecified.
     /// Defaults to 1.
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// Minimum number of seconds for which a newly created pod should be ready
     /// without any of its container crashing, for it to be considered available.
     /// Defaults to 0 (pod will be considered available as soon as it is ready)
     /// +optional
-    #[serde(rename = "minReadySeconds", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "minReadySeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub min_ready_seconds: Option<i32>,
     /// Selector is a label query over pods that should match the replica count.
     /// If the selector is empty, it is defaulted to the labels present on the pod template.
     /// Label keys and values that must match in order to be controlled by this replica set.
     /// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// Template is the object that describes the pod that will be created if
     /// insufficient replicas are detected.
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/#pod-template
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ReplicaSetSpec {
+    const EXPECTING: &'static str = "struct ReplicaSetSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "replicas" => Some(0),
+            "minReadySeconds" => Some(1),
+            "selector" => Some(2),
+            "template" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = map.next_value()?,
+            1 => self.min_ready_seconds = map.next_value()?,
+            2 => self.selector = map.next_value()?,
+            3 => self.template = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ReplicaSetSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ReplicaSetStatus represents the current status of a ReplicaSet.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.ReplicaSetStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ReplicaSetStatus {
     /// Replicas is the most recently observed number of non-terminating pods.
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub replicas: Option<i32>,
     /// The number of non-terminating pods that have labels matching the labels of the pod template of the replicaset.
     /// +optional
-    #[serde(rename = "fullyLabeledReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fullyLabeledReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fully_labeled_replicas: Option<i32>,
     /// The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.
     /// +optional
-    #[serde(rename = "readyReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "readyReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ready_replicas: Option<i32>,
     /// The number of available non-terminating pods (ready for at least minReadySeconds) for this replica set.
     /// +optional
-    #[serde(rename = "availableReplicas", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "availableReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub available_replicas: Option<i32>,
     /// The number of terminating pods for this replica set. Terminating pods have a non-null .metadata.deletionTimestamp
     /// and have not yet reached the Failed or Succeeded .status.phase.
     ///
     /// This is a beta field and requires enabling DeploymentReplicaSetTerminatingReplicas feature (enabled by default).
     /// +optional
-    #[serde(rename = "terminatingReplicas", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "terminatingReplicas", skip_serializing_if = "Option::is_none")]
     pub terminating_replicas: Option<i32>,
     /// ObservedGeneration reflects the generation of the most recently observed ReplicaSet.
     /// +optional
-    #[serde(rename = "observedGeneration", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// Represents the latest available observations of a replica set's current state.
     /// +optional
@@ -1136,25 +2342,89 @@ pub struct ReplicaSetStatus {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=type
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::extensions::v1beta1::ReplicaSetCondition>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ReplicaSetStatus {
+    const EXPECTING: &'static str = "struct ReplicaSetStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "replicas" => Some(0),
+            "fullyLabeledReplicas" => Some(1),
+            "readyReplicas" => Some(2),
+            "availableReplicas" => Some(3),
+            "terminatingReplicas" => Some(4),
+            "observedGeneration" => Some(5),
+            "conditions" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = map.next_value()?,
+            1 => self.fully_labeled_replicas = map.next_value()?,
+            2 => self.ready_replicas = map.next_value()?,
+            3 => self.available_replicas = map.next_value()?,
+            4 => self.terminating_replicas = map.next_value()?,
+            5 => self.observed_generation = map.next_value()?,
+            6 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ReplicaSetStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DEPRECATED.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.RollbackConfig`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct RollbackConfig {
     /// The revision to rollback to. If set to 0, rollback to the last revision.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub revision: Option<i64>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for RollbackConfig {
+    const EXPECTING: &'static str = "struct RollbackConfig";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "revision" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.revision = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for RollbackConfig {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Spec to control the desired behavior of daemon set rolling update.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.RollingUpdateDaemonSet`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct RollingUpdateDaemonSet {
     /// The maximum number of DaemonSet pods that can be unavailable during the
     /// update. Value can be an absolute number (ex: 5) or a percentage of total
@@ -1171,7 +2441,7 @@ pub struct RollingUpdateDaemonSet {
     /// 70% of original number of DaemonSet pods are available at all times during
     /// the update.
     /// +optional
-    #[serde(rename = "maxUnavailable", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maxUnavailable", skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<::kapi_apimachinery::IntOrString>,
     /// The maximum number of nodes with an existing available DaemonSet pod that
     /// can have an updated DaemonSet pod during during an update.
@@ -1193,14 +2463,42 @@ pub struct RollingUpdateDaemonSet {
     /// cause evictions during disruption.
     /// This is an alpha field and requires enabling DaemonSetUpdateSurge feature gate.
     /// +optional
-    #[serde(rename = "maxSurge", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maxSurge", skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<::kapi_apimachinery::IntOrString>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for RollingUpdateDaemonSet {
+    const EXPECTING: &'static str = "struct RollingUpdateDaemonSet";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "maxUnavailable" => Some(0),
+            "maxSurge" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.max_unavailable = map.next_value()?,
+            1 => self.max_surge = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for RollingUpdateDaemonSet {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Spec to control the desired behavior of rolling update.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.RollingUpdateDeployment`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct RollingUpdateDeployment {
     /// The maximum number of pods that can be unavailable during the update.
     /// Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%).
@@ -1213,7 +2511,7 @@ pub struct RollingUpdateDeployment {
     /// that the total number of pods available at all times during the update is at
     /// least 70% of desired pods.
     /// +optional
-    #[serde(rename = "maxUnavailable", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maxUnavailable", skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<::kapi_apimachinery::IntOrString>,
     /// The maximum number of pods that can be scheduled above the desired number of
     /// pods.
@@ -1227,61 +2525,149 @@ pub struct RollingUpdateDeployment {
     /// new RC can be scaled up further, ensuring that total number of pods running
     /// at any time during the update is at most 130% of desired pods.
     /// +optional
-    #[serde(rename = "maxSurge", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maxSurge", skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<::kapi_apimachinery::IntOrString>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for RollingUpdateDeployment {
+    const EXPECTING: &'static str = "struct RollingUpdateDeployment";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "maxUnavailable" => Some(0),
+            "maxSurge" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.max_unavailable = map.next_value()?,
+            1 => self.max_surge = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for RollingUpdateDeployment {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// represents a scaling request for a resource.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.Scale`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Scale {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// defines the behavior of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::extensions::v1beta1::ScaleSpec>,
     /// current status of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status. Read-only.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::extensions::v1beta1::ScaleStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Scale {
+    const EXPECTING: &'static str = "struct Scale";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Scale {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// describes the attributes of a scale subresource
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.ScaleSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ScaleSpec {
     /// desired number of instances for the scaled object.
     /// +optional
     /// +k8s:alpha(since: "1.36")=+k8s:optional
     /// +default=0
     /// +k8s:alpha(since: "1.36")=+k8s:minimum=0
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub replicas: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ScaleSpec {
+    const EXPECTING: &'static str = "struct ScaleSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "replicas" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ScaleSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// represents the current status of a scale subresource.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.ScaleStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ScaleStatus {
     /// actual number of observed instances of the scaled object.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub replicas: Option<i32>,
     /// selector is a label query over pods that should match the replicas count. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/
     /// +optional
     /// +mapType=atomic
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub selector: ::std::collections::BTreeMap<String, String>,
     /// label selector for pods that should match the replicas count. This is a serializated
     /// version of both map-based and more expressive set-based selectors. This is done to
@@ -1290,6 +2676,36 @@ pub struct ScaleStatus {
     /// field and map-based selector field are populated.
     /// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
     /// +optional
-    #[serde(rename = "targetSelector", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "targetSelector", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub target_selector: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ScaleStatus {
+    const EXPECTING: &'static str = "struct ScaleStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "replicas" => Some(0),
+            "selector" => Some(1),
+            "targetSelector" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.replicas = map.next_value()?,
+            1 => self.selector = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.target_selector = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ScaleStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

@@ -6,7 +6,7 @@
 /// here can be modified by authorized users, unlike the rest of the `spec`.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.ExemptPriorityLevelConfiguration`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ExemptPriorityLevelConfiguration {
     /// `nominalConcurrencyShares` (NCS) contributes to the computation of the
     /// NominalConcurrencyLimit (NominalCL) of this level.
@@ -23,7 +23,7 @@ pub struct ExemptPriorityLevelConfiguration {
     /// at the expense of every other priority level.
     /// This field has a default value of zero.
     /// +optional
-    #[serde(rename = "nominalConcurrencyShares", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "nominalConcurrencyShares", skip_serializing_if = "Option::is_none")]
     pub nominal_concurrency_shares: Option<i32>,
     /// `lendablePercent` prescribes the fraction of the level's NominalCL that
     /// can be borrowed by other priority levels.  This value of this
@@ -34,132 +34,318 @@ pub struct ExemptPriorityLevelConfiguration {
     /// LendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )
     ///
     /// +optional
-    #[serde(rename = "lendablePercent", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lendablePercent", skip_serializing_if = "Option::is_none")]
     pub lendable_percent: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ExemptPriorityLevelConfiguration {
+    const EXPECTING: &'static str = "struct ExemptPriorityLevelConfiguration";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "nominalConcurrencyShares" => Some(0),
+            "lendablePercent" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.nominal_concurrency_shares = map.next_value()?,
+            1 => self.lendable_percent = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ExemptPriorityLevelConfiguration {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// FlowDistinguisherMethod specifies the method of a flow distinguisher.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.FlowDistinguisherMethod`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct FlowDistinguisherMethod {
     /// `type` is the type of flow distinguisher method
     /// The supported types are "ByUser" and "ByNamespace".
     /// Required.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for FlowDistinguisherMethod {
+    const EXPECTING: &'static str = "struct FlowDistinguisherMethod";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for FlowDistinguisherMethod {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// FlowSchema defines the schema of a group of flows. Note that a flow is made up of a set of inbound API requests with
 /// similar attributes and is identified by a pair of strings: the name of the FlowSchema and a "flow distinguisher".
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.FlowSchema`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct FlowSchema {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// `metadata` is the standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec` is the specification of the desired behavior of a FlowSchema.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::flowcontrol::v1beta3::FlowSchemaSpec>,
     /// `status` is the current status of a FlowSchema.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::flowcontrol::v1beta3::FlowSchemaStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for FlowSchema {
+    const EXPECTING: &'static str = "struct FlowSchema";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for FlowSchema {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// FlowSchemaCondition describes conditions for a FlowSchema.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.FlowSchemaCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct FlowSchemaCondition {
     /// `type` is the type of the condition.
     /// Required.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// `status` is the status of the condition.
     /// Can be True, False, Unknown.
     /// Required.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub status: Option<String>,
     /// `lastTransitionTime` is the last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// `reason` is a unique, one-word, CamelCase reason for the condition's last transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// `message` is a human-readable message indicating details about last transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for FlowSchemaCondition {
+    const EXPECTING: &'static str = "struct FlowSchemaCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "lastTransitionTime" => Some(2),
+            "reason" => Some(3),
+            "message" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.status = map.next_value()?,
+            2 => self.last_transition_time = map.next_value()?,
+            3 => self.reason = map.next_value()?,
+            4 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for FlowSchemaCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// FlowSchemaList is a list of FlowSchema objects.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.FlowSchemaList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct FlowSchemaList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// `metadata` is the standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items` is a list of FlowSchemas.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::flowcontrol::v1beta3::FlowSchema>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for FlowSchemaList {
+    const EXPECTING: &'static str = "struct FlowSchemaList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for FlowSchemaList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// FlowSchemaSpec describes how the FlowSchema's specification looks like.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.FlowSchemaSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct FlowSchemaSpec {
     /// `priorityLevelConfiguration` should reference a PriorityLevelConfiguration in the cluster. If the reference cannot
     /// be resolved, the FlowSchema will be ignored and marked as invalid in its status.
     /// Required.
-    #[serde(rename = "priorityLevelConfiguration", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "priorityLevelConfiguration", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub priority_level_configuration: Option<crate::api::flowcontrol::v1beta3::PriorityLevelConfigurationReference>,
     /// `matchingPrecedence` is used to choose among the FlowSchemas that match a given request. The chosen
     /// FlowSchema is among those with the numerically lowest (which we take to be logically highest)
     /// MatchingPrecedence.  Each MatchingPrecedence value must be ranged in [1,10000].
     /// Note that if the precedence is not specified, it will be set to 1000 as default.
     /// +optional
-    #[serde(rename = "matchingPrecedence", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "matchingPrecedence", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub matching_precedence: Option<i32>,
     /// `distinguisherMethod` defines how to compute the flow distinguisher for requests that match this schema.
     /// `nil` specifies that the distinguisher is disabled and thus will always be the empty string.
     /// +optional
-    #[serde(rename = "distinguisherMethod", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "distinguisherMethod", skip_serializing_if = "Option::is_none")]
     pub distinguisher_method: Option<crate::api::flowcontrol::v1beta3::FlowDistinguisherMethod>,
     /// `rules` describes which requests will match this flow schema. This FlowSchema matches a request if and only if
     /// at least one member of rules matches the request.
     /// if it is an empty slice, there will be no requests matching the FlowSchema.
     /// +listType=atomic
     /// +optional
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<crate::api::flowcontrol::v1beta3::PolicyRulesWithSubjects>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for FlowSchemaSpec {
+    const EXPECTING: &'static str = "struct FlowSchemaSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "priorityLevelConfiguration" => Some(0),
+            "matchingPrecedence" => Some(1),
+            "distinguisherMethod" => Some(2),
+            "rules" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.priority_level_configuration = map.next_value()?,
+            1 => self.matching_precedence = map.next_value()?,
+            2 => self.distinguisher_method = map.next_value()?,
+            3 => self.rules = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for FlowSchemaSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// FlowSchemaStatus represents the current state of a FlowSchema.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.FlowSchemaStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct FlowSchemaStatus {
     /// `conditions` is a list of the current states of FlowSchema.
     /// +listType=map
@@ -167,28 +353,80 @@ pub struct FlowSchemaStatus {
     /// +patchMergeKey=type
     /// +patchStrategy=merge
     /// +optional
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::flowcontrol::v1beta3::FlowSchemaCondition>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for FlowSchemaStatus {
+    const EXPECTING: &'static str = "struct FlowSchemaStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "conditions" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for FlowSchemaStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// GroupSubject holds detailed information for group-kind subject.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.GroupSubject`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct GroupSubject {
     /// name is the user group that matches, or "*" to match all user groups.
     /// See https://github.com/kubernetes/apiserver/blob/master/pkg/authentication/user/user.go for some
     /// well-known group names.
     /// Required.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for GroupSubject {
+    const EXPECTING: &'static str = "struct GroupSubject";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for GroupSubject {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// LimitResponse defines how to handle requests that can not be executed right now.
 /// +union
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.LimitResponse`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LimitResponse {
     /// `type` is "Queue" or "Reject".
     /// "Queue" means that requests that can not be executed upon arrival
@@ -200,7 +438,7 @@ pub struct LimitResponse {
     /// +unionDiscriminator
     /// +k8s:alpha(since: "1.36")=+k8s:required
     /// +k8s:alpha(since: "1.36")=+k8s:discriminator
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// `queuing` holds the configuration parameters for queuing.
     /// This field may be non-empty only if `type` is `"Queue"`.
@@ -208,8 +446,36 @@ pub struct LimitResponse {
     /// +k8s:alpha(since: "1.36")=+k8s:optional
     /// +k8s:alpha(since: "1.36")=+k8s:member("Queue")=+k8s:required
     /// +k8s:alpha(since: "1.36")=+k8s:member("Reject")=+k8s:forbidden
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub queuing: Option<crate::api::flowcontrol::v1beta3::QueuingConfiguration>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LimitResponse {
+    const EXPECTING: &'static str = "struct LimitResponse";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "queuing" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.queuing = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LimitResponse {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// LimitedPriorityLevelConfiguration specifies how to handle requests that are subject to limits.
@@ -218,7 +484,7 @@ pub struct LimitResponse {
 ///   - What should be done with requests that exceed the limit?
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.LimitedPriorityLevelConfiguration`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LimitedPriorityLevelConfiguration {
     /// `nominalConcurrencyShares` (NCS) contributes to the computation of the
     /// NominalConcurrencyLimit (NominalCL) of this level.
@@ -236,10 +502,10 @@ pub struct LimitedPriorityLevelConfiguration {
     /// at the expense of every other priority level.
     /// This field has a default value of 30.
     /// +optional
-    #[serde(rename = "nominalConcurrencyShares", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "nominalConcurrencyShares", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub nominal_concurrency_shares: Option<i32>,
     /// `limitResponse` indicates what to do with requests that can not be executed right now
-    #[serde(rename = "limitResponse", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "limitResponse", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub limit_response: Option<crate::api::flowcontrol::v1beta3::LimitResponse>,
     /// `lendablePercent` prescribes the fraction of the level's NominalCL that
     /// can be borrowed by other priority levels. The value of this
@@ -250,7 +516,7 @@ pub struct LimitedPriorityLevelConfiguration {
     /// LendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )
     ///
     /// +optional
-    #[serde(rename = "lendablePercent", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lendablePercent", skip_serializing_if = "Option::is_none")]
     pub lendable_percent: Option<i32>,
     /// `borrowingLimitPercent`, if present, configures a limit on how many
     /// seats this priority level can borrow from other priority levels.
@@ -268,8 +534,40 @@ pub struct LimitedPriorityLevelConfiguration {
     /// its own nominal concurrency limit (NominalCL).
     /// When this field is left `nil`, the limit is effectively infinite.
     /// +optional
-    #[serde(rename = "borrowingLimitPercent", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "borrowingLimitPercent", skip_serializing_if = "Option::is_none")]
     pub borrowing_limit_percent: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LimitedPriorityLevelConfiguration {
+    const EXPECTING: &'static str = "struct LimitedPriorityLevelConfiguration";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "nominalConcurrencyShares" => Some(0),
+            "limitResponse" => Some(1),
+            "lendablePercent" => Some(2),
+            "borrowingLimitPercent" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.nominal_concurrency_shares = map.next_value()?,
+            1 => self.limit_response = map.next_value()?,
+            2 => self.lendable_percent = map.next_value()?,
+            3 => self.borrowing_limit_percent = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LimitedPriorityLevelConfiguration {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// NonResourcePolicyRule is a predicate that matches non-resource requests according to their verb and the
@@ -277,13 +575,13 @@ pub struct LimitedPriorityLevelConfiguration {
 /// of verbs matches the request and (b) at least one member of nonResourceURLs matches the request.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.NonResourcePolicyRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct NonResourcePolicyRule {
     /// `verbs` is a list of matching verbs and may not be empty.
     /// "*" matches all verbs. If it is present, it must be the only entry.
     /// +listType=set
     /// Required.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub verbs: Vec<String>,
     /// `nonResourceURLs` is a set of url prefixes that a user should have access to and may not be empty.
     /// For example:
@@ -295,8 +593,36 @@ pub struct NonResourcePolicyRule {
     /// "*" matches all non-resource urls. if it is present, it must be the only entry.
     /// +listType=set
     /// Required.
-    #[serde(rename = "nonResourceURLs", default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "nonResourceURLs", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub non_resource_urls: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for NonResourcePolicyRule {
+    const EXPECTING: &'static str = "struct NonResourcePolicyRule";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "verbs" => Some(0),
+            "nonResourceURLs" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.verbs = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.non_resource_urls = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for NonResourcePolicyRule {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PolicyRulesWithSubjects prescribes a test that applies to a request to an apiserver. The test considers the subject
@@ -305,120 +631,276 @@ pub struct NonResourcePolicyRule {
 /// of resourceRules or nonResourceRules matches the request.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.PolicyRulesWithSubjects`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PolicyRulesWithSubjects {
     /// subjects is the list of normal user, serviceaccount, or group that this rule cares about.
     /// There must be at least one member in this slice.
     /// A slice that includes both the system:authenticated and system:unauthenticated user groups matches every request.
     /// +listType=atomic
     /// Required.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub subjects: Vec<crate::api::flowcontrol::v1beta3::Subject>,
     /// `resourceRules` is a slice of ResourcePolicyRules that identify matching requests according to their verb and the
     /// target resource.
     /// At least one of `resourceRules` and `nonResourceRules` has to be non-empty.
     /// +listType=atomic
     /// +optional
-    #[serde(rename = "resourceRules", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "resourceRules", skip_serializing_if = "Vec::is_empty")]
     pub resource_rules: Vec<crate::api::flowcontrol::v1beta3::ResourcePolicyRule>,
     /// `nonResourceRules` is a list of NonResourcePolicyRules that identify matching requests according to their verb
     /// and the target non-resource URL.
     /// +listType=atomic
     /// +optional
-    #[serde(rename = "nonResourceRules", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "nonResourceRules", skip_serializing_if = "Vec::is_empty")]
     pub non_resource_rules: Vec<crate::api::flowcontrol::v1beta3::NonResourcePolicyRule>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PolicyRulesWithSubjects {
+    const EXPECTING: &'static str = "struct PolicyRulesWithSubjects";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "subjects" => Some(0),
+            "resourceRules" => Some(1),
+            "nonResourceRules" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.subjects = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.resource_rules = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.non_resource_rules = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PolicyRulesWithSubjects {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PriorityLevelConfiguration represents the configuration of a priority level.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfiguration`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PriorityLevelConfiguration {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// `metadata` is the standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec` is the specification of the desired behavior of a "request-priority".
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::flowcontrol::v1beta3::PriorityLevelConfigurationSpec>,
     /// `status` is the current status of a "request-priority".
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::flowcontrol::v1beta3::PriorityLevelConfigurationStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfiguration {
+    const EXPECTING: &'static str = "struct PriorityLevelConfiguration";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfiguration {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PriorityLevelConfigurationCondition defines the condition of priority level.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PriorityLevelConfigurationCondition {
     /// `type` is the type of the condition.
     /// Required.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// `status` is the status of the condition.
     /// Can be True, False, Unknown.
     /// Required.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub status: Option<String>,
     /// `lastTransitionTime` is the last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// `reason` is a unique, one-word, CamelCase reason for the condition's last transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// `message` is a human-readable message indicating details about last transition.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfigurationCondition {
+    const EXPECTING: &'static str = "struct PriorityLevelConfigurationCondition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "lastTransitionTime" => Some(2),
+            "reason" => Some(3),
+            "message" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.status = map.next_value()?,
+            2 => self.last_transition_time = map.next_value()?,
+            3 => self.reason = map.next_value()?,
+            4 => self.message = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfigurationCondition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PriorityLevelConfigurationList is a list of PriorityLevelConfiguration objects.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PriorityLevelConfigurationList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// `metadata` is the standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items` is a list of request-priorities.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::flowcontrol::v1beta3::PriorityLevelConfiguration>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfigurationList {
+    const EXPECTING: &'static str = "struct PriorityLevelConfigurationList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfigurationList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PriorityLevelConfigurationReference contains information that points to the "request-priority" being used.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationReference`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PriorityLevelConfigurationReference {
     /// `name` is the name of the priority level configuration being referenced
     /// Required.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfigurationReference {
+    const EXPECTING: &'static str = "struct PriorityLevelConfigurationReference";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfigurationReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PriorityLevelConfigurationSpec specifies the configuration of a priority level.
 /// +union
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PriorityLevelConfigurationSpec {
     /// `type` indicates whether this priority level is subject to
     /// limitation on request execution.  A value of `"Exempt"` means
@@ -432,7 +914,7 @@ pub struct PriorityLevelConfigurationSpec {
     /// +unionDiscriminator
     /// +k8s:alpha(since: "1.36")=+k8s:required
     /// +k8s:alpha(since: "1.36")=+k8s:discriminator
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// `limited` specifies how requests are handled for a Limited priority level.
     /// This field must be non-empty if and only if `type` is `"Limited"`.
@@ -440,7 +922,7 @@ pub struct PriorityLevelConfigurationSpec {
     /// +k8s:alpha(since: "1.36")=+k8s:optional
     /// +k8s:alpha(since: "1.36")=+k8s:member("Limited")=+k8s:required
     /// +k8s:alpha(since: "1.36")=+k8s:member("Exempt")=+k8s:forbidden
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub limited: Option<crate::api::flowcontrol::v1beta3::LimitedPriorityLevelConfiguration>,
     /// `exempt` specifies how requests are handled for an exempt priority level.
     /// This field MUST be empty if `type` is `"Limited"`.
@@ -451,14 +933,44 @@ pub struct PriorityLevelConfigurationSpec {
     /// +k8s:alpha(since: "1.36")=+k8s:optional
     /// +k8s:alpha(since: "1.36")=+k8s:member("Exempt")=+k8s:optional
     /// +k8s:alpha(since: "1.36")=+k8s:member("Limited")=+k8s:forbidden
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub exempt: Option<crate::api::flowcontrol::v1beta3::ExemptPriorityLevelConfiguration>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfigurationSpec {
+    const EXPECTING: &'static str = "struct PriorityLevelConfigurationSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "limited" => Some(1),
+            "exempt" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value()?,
+            1 => self.limited = map.next_value()?,
+            2 => self.exempt = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfigurationSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PriorityLevelConfigurationStatus represents the current state of a "request-priority".
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PriorityLevelConfigurationStatus {
     /// `conditions` is the current state of "request-priority".
     /// +listType=map
@@ -466,14 +978,40 @@ pub struct PriorityLevelConfigurationStatus {
     /// +patchMergeKey=type
     /// +patchStrategy=merge
     /// +optional
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::flowcontrol::v1beta3::PriorityLevelConfigurationCondition>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfigurationStatus {
+    const EXPECTING: &'static str = "struct PriorityLevelConfigurationStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "conditions" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfigurationStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// QueuingConfiguration holds the configuration parameters for queuing
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.QueuingConfiguration`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct QueuingConfiguration {
     /// `queues` is the number of queues for this priority level. The
     /// queues exist independently at each apiserver. The value must be
@@ -482,7 +1020,7 @@ pub struct QueuingConfiguration {
     /// associated flow schemas irrelevant.  This field has a default
     /// value of 64.
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub queues: Option<i32>,
     /// `handSize` is a small positive number that configures the
     /// shuffle sharding of requests into queues.  When enqueuing a request
@@ -496,15 +1034,45 @@ pub struct QueuingConfiguration {
     /// documentation for more extensive guidance on setting this
     /// field.  This field has a default value of 8.
     /// +optional
-    #[serde(rename = "handSize", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "handSize", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub hand_size: Option<i32>,
     /// `queueLengthLimit` is the maximum number of requests allowed to
     /// be waiting in a given queue of this priority level at a time;
     /// excess requests are rejected.  This value must be positive.  If
     /// not specified, it will be defaulted to 50.
     /// +optional
-    #[serde(rename = "queueLengthLimit", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "queueLengthLimit", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub queue_length_limit: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for QueuingConfiguration {
+    const EXPECTING: &'static str = "struct QueuingConfiguration";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "queues" => Some(0),
+            "handSize" => Some(1),
+            "queueLengthLimit" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.queues = map.next_value()?,
+            1 => self.hand_size = map.next_value()?,
+            2 => self.queue_length_limit = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for QueuingConfiguration {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ResourcePolicyRule is a predicate that matches some resource
@@ -518,19 +1086,19 @@ pub struct QueuingConfiguration {
 /// of namespaces matches the request's namespace.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.ResourcePolicyRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ResourcePolicyRule {
     /// `verbs` is a list of matching verbs and may not be empty.
     /// "*" matches all verbs and, if present, must be the only entry.
     /// +listType=set
     /// Required.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub verbs: Vec<String>,
     /// `apiGroups` is a list of matching API groups and may not be empty.
     /// "*" matches all API groups and, if present, must be the only entry.
     /// +listType=set
     /// Required.
-    #[serde(rename = "apiGroups", default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "apiGroups", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub api_groups: Vec<String>,
     /// `resources` is a list of matching resources (i.e., lowercase
     /// and plural) with, if desired, subresource.  For example, [
@@ -538,7 +1106,7 @@ pub struct ResourcePolicyRule {
     /// "*" matches all resources and, if present, must be the only entry.
     /// Required.
     /// +listType=set
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub resources: Vec<String>,
     /// `clusterScope` indicates whether to match requests that do not
     /// specify a namespace (which happens either because the resource
@@ -546,7 +1114,7 @@ pub struct ResourcePolicyRule {
     /// If this field is omitted or false then the `namespaces` field
     /// must contain a non-empty list.
     /// +optional
-    #[serde(rename = "clusterScope", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "clusterScope", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub cluster_scope: Option<bool>,
     /// `namespaces` is a list of target namespaces that restricts
     /// matches.  A request that specifies a target namespace matches
@@ -558,23 +1126,85 @@ pub struct ResourcePolicyRule {
     /// This list may be empty, but only if `clusterScope` is true.
     /// +optional
     /// +listType=set
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub namespaces: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ResourcePolicyRule {
+    const EXPECTING: &'static str = "struct ResourcePolicyRule";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "verbs" => Some(0),
+            "apiGroups" => Some(1),
+            "resources" => Some(2),
+            "clusterScope" => Some(3),
+            "namespaces" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.verbs = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.api_groups = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.resources = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.cluster_scope = map.next_value()?,
+            4 => self.namespaces = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ResourcePolicyRule {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ServiceAccountSubject holds detailed information for service-account-kind subject.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.ServiceAccountSubject`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ServiceAccountSubject {
     /// `namespace` is the namespace of matching ServiceAccount objects.
     /// Required.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub namespace: Option<String>,
     /// `name` is the name of matching ServiceAccount objects, or "*" to match regardless of name.
     /// Required.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ServiceAccountSubject {
+    const EXPECTING: &'static str = "struct ServiceAccountSubject";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "namespace" => Some(0),
+            "name" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.namespace = map.next_value()?,
+            1 => self.name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ServiceAccountSubject {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Subject matches the originator of a request, as identified by the request authentication system. There are three
@@ -582,34 +1212,92 @@ pub struct ServiceAccountSubject {
 /// +union
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.Subject`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Subject {
     /// `kind` indicates which one of the other fields is non-empty.
     /// Required
     /// +unionDiscriminator
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kind: Option<String>,
     /// `user` matches based on username.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<crate::api::flowcontrol::v1beta3::UserSubject>,
     /// `group` matches based on user group name.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<crate::api::flowcontrol::v1beta3::GroupSubject>,
     /// `serviceAccount` matches ServiceAccounts.
     /// +optional
-    #[serde(rename = "serviceAccount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "serviceAccount", skip_serializing_if = "Option::is_none")]
     pub service_account: Option<crate::api::flowcontrol::v1beta3::ServiceAccountSubject>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Subject {
+    const EXPECTING: &'static str = "struct Subject";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "user" => Some(1),
+            "group" => Some(2),
+            "serviceAccount" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.user = map.next_value()?,
+            2 => self.group = map.next_value()?,
+            3 => self.service_account = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Subject {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// UserSubject holds detailed information for user-kind subject.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.UserSubject`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct UserSubject {
     /// `name` is the username that matches, or "*" to match all usernames.
     /// Required.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for UserSubject {
+    const EXPECTING: &'static str = "struct UserSubject";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for UserSubject {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

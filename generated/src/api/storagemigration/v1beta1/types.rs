@@ -3,63 +3,182 @@
 /// StorageVersionMigration represents a migration of stored data to the latest storage version.
 ///
 /// Generated from `io.k8s.api.storagemigration.v1beta1.StorageVersionMigration` (proto `k8s.io.api.storagemigration.v1beta1.StorageVersionMigration`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StorageVersionMigration {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the migration.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::storagemigration::v1beta1::StorageVersionMigrationSpec>,
     /// Status of the migration.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StorageVersionMigration {
+    const EXPECTING: &'static str = "struct StorageVersionMigration";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "spec" => Some(3),
+            "status" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.spec = map.next_value()?,
+            4 => self.status = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StorageVersionMigration {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// StorageVersionMigrationList is a collection of storage version migrations.
 ///
 /// Generated from `io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationList` (proto `k8s.io.api.storagemigration.v1beta1.StorageVersionMigrationList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StorageVersionMigrationList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of StorageVersionMigration
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storagemigration::v1beta1::StorageVersionMigration>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StorageVersionMigrationList {
+    const EXPECTING: &'static str = "struct StorageVersionMigrationList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StorageVersionMigrationList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Spec of the storage version migration.
 ///
 /// Generated from `io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationSpec` (proto `k8s.io.api.storagemigration.v1beta1.StorageVersionMigrationSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StorageVersionMigrationSpec {
     /// The resource that is being migrated. The migrator sends requests to the endpoint serving the resource. Immutable.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub resource: crate::apimachinery::pkg::apis::meta::v1::GroupResource,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StorageVersionMigrationSpec {
+    const EXPECTING: &'static str = "struct StorageVersionMigrationSpec";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "resource" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.resource = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StorageVersionMigrationSpec {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Status of the storage version migration.
 ///
 /// Generated from `io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationStatus` (proto `k8s.io.api.storagemigration.v1beta1.StorageVersionMigrationStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StorageVersionMigrationStatus {
     /// The latest available observations of the migration's current state.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
     /// ResourceVersion to compare with the GC cache for performing the migration. This is the current resource version of given group, version and resource when kube-controller-manager first observes this StorageVersionMigration resource.
-    #[serde(rename = "resourceVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "resourceVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StorageVersionMigrationStatus {
+    const EXPECTING: &'static str = "struct StorageVersionMigrationStatus";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "conditions" => Some(0),
+            "resourceVersion" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.conditions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.resource_version = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StorageVersionMigrationStatus {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

@@ -3,38 +3,84 @@
 /// Info contains versioning information. how we'll want to distribute that information.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.version.Info`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Info {
-    #[serde(rename = "buildDate", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "buildDate")]
     pub build_date: String,
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub compiler: String,
     /// EmulationMajor is the major version of the emulation version
-    #[serde(rename = "emulationMajor", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "emulationMajor", skip_serializing_if = "Option::is_none")]
     pub emulation_major: Option<String>,
     /// EmulationMinor is the minor version of the emulation version
-    #[serde(rename = "emulationMinor", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "emulationMinor", skip_serializing_if = "Option::is_none")]
     pub emulation_minor: Option<String>,
-    #[serde(rename = "gitCommit", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "gitCommit")]
     pub git_commit: String,
-    #[serde(rename = "gitTreeState", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "gitTreeState")]
     pub git_tree_state: String,
-    #[serde(rename = "gitVersion", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "gitVersion")]
     pub git_version: String,
-    #[serde(rename = "goVersion", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "goVersion")]
     pub go_version: String,
     /// Major is the major version of the binary version
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub major: String,
     /// MinCompatibilityMajor is the major version of the minimum compatibility version
-    #[serde(rename = "minCompatibilityMajor", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "minCompatibilityMajor", skip_serializing_if = "Option::is_none")]
     pub min_compatibility_major: Option<String>,
     /// MinCompatibilityMinor is the minor version of the minimum compatibility version
-    #[serde(rename = "minCompatibilityMinor", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "minCompatibilityMinor", skip_serializing_if = "Option::is_none")]
     pub min_compatibility_minor: Option<String>,
     /// Minor is the minor version of the binary version
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub minor: String,
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub platform: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Info {
+    const EXPECTING: &'static str = "struct Info";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "buildDate" => Some(0),
+            "compiler" => Some(1),
+            "emulationMajor" => Some(2),
+            "emulationMinor" => Some(3),
+            "gitCommit" => Some(4),
+            "gitTreeState" => Some(5),
+            "gitVersion" => Some(6),
+            "goVersion" => Some(7),
+            "major" => Some(8),
+            "minCompatibilityMajor" => Some(9),
+            "minCompatibilityMinor" => Some(10),
+            "minor" => Some(11),
+            "platform" => Some(12),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.build_date = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.compiler = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.emulation_major = map.next_value()?,
+            3 => self.emulation_minor = map.next_value()?,
+            4 => self.git_commit = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.git_tree_state = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.git_version = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.go_version = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            8 => self.major = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            9 => self.min_compatibility_major = map.next_value()?,
+            10 => self.min_compatibility_minor = map.next_value()?,
+            11 => self.minor = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            12 => self.platform = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Info {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }

@@ -3,117 +3,286 @@
 /// APIGroup contains the name, the supported versions, and the preferred version of a group.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.APIGroup`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct APIGroup {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// name is the name of the group.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// versions are the versions supported in this group.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub versions: Vec<crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery>,
     /// preferredVersion is the version preferred by the API server, which probably is the storage version.
-    #[serde(rename = "preferredVersion", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "preferredVersion", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub preferred_version: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery>,
     /// a map of client CIDR to server address that is serving this group. This is to help clients reach servers in the most network-efficient way possible. Clients can use the appropriate server address as per the CIDR that they match. In case of multiple matches, clients should use the longest matching CIDR. The server returns only those CIDRs that it thinks that the client can match. For example: the master will return an internal IP CIDR only, if the client reaches the server using an internal IP. Server looks at X-Forwarded-For header or X-Real-Ip header or request.RemoteAddr (in that order) to get the client IP.
-    #[serde(rename = "serverAddressByClientCIDRs", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "serverAddressByClientCIDRs", skip_serializing_if = "Vec::is_empty")]
     pub server_address_by_client_cidrs: Vec<crate::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for APIGroup {
+    const EXPECTING: &'static str = "struct APIGroup";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "name" => Some(2),
+            "versions" => Some(3),
+            "preferredVersion" => Some(4),
+            "serverAddressByClientCIDRs" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.versions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.preferred_version = map.next_value()?,
+            5 => self.server_address_by_client_cidrs = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for APIGroup {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// APIGroupList is a list of APIGroup, to allow clients to discover the API at /apis.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.APIGroupList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct APIGroupList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// groups is a list of APIGroup.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub groups: Vec<crate::apimachinery::pkg::apis::meta::v1::APIGroup>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for APIGroupList {
+    const EXPECTING: &'static str = "struct APIGroupList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "groups" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.groups = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for APIGroupList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// APIResource specifies the name of a resource and whether it is namespaced.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.APIResource` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.APIResource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct APIResource {
     /// name is the plural name of the resource.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// singularName is the singular name of the resource.  This allows clients to handle plural and singular opaquely. The singularName is more correct for reporting status on a single item and both singular and plural are allowed from the kubectl CLI interface.
-    #[serde(rename = "singularName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "singularName")]
     pub singular_name: String,
     /// namespaced indicates if a resource is namespaced or not.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub namespaced: bool,
     /// group is the preferred group of the resource.  Empty implies the group of the containing resource list. For subresources, this may have a different value, for example: Scale".
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub group: Option<String>,
     /// version is the preferred version of the resource.  Empty implies the version of the containing resource list For subresources, this may have a different value, for example: v1 (while inside a v1beta1 version of the core resource's group)".
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub version: Option<String>,
     /// kind is the kind for the resource (e.g. 'Foo' is the kind for a resource 'foo')
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub kind: String,
     /// verbs is a list of supported kube verbs (this includes get, list, watch, create, update, patch, delete, deletecollection, and proxy)
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub verbs: crate::apimachinery::pkg::apis::meta::v1::Verbs,
     /// shortNames is a list of suggested short names of the resource.
-    #[serde(rename = "shortNames", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "shortNames", skip_serializing_if = "Vec::is_empty")]
     pub short_names: Vec<String>,
     /// categories is a list of the grouped resources this resource belongs to (e.g. 'all')
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub categories: Vec<String>,
     /// The hash value of the storage version, the version this resource is converted to when written to the data store. Value must be treated as opaque by clients. Only equality comparison on the value is valid. This is an alpha feature and may change or be removed in the future. The field is populated by the apiserver only if the StorageVersionHash feature gate is enabled. This field will remain optional even if it graduates.
-    #[serde(rename = "storageVersionHash", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "storageVersionHash", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_version_hash: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for APIResource {
+    const EXPECTING: &'static str = "struct APIResource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "singularName" => Some(1),
+            "namespaced" => Some(2),
+            "group" => Some(3),
+            "version" => Some(4),
+            "kind" => Some(5),
+            "verbs" => Some(6),
+            "shortNames" => Some(7),
+            "categories" => Some(8),
+            "storageVersionHash" => Some(9),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.singular_name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.namespaced = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.group = map.next_value()?,
+            4 => self.version = map.next_value()?,
+            5 => self.kind = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            6 => self.verbs = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.short_names = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            8 => self.categories = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            9 => self.storage_version_hash = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for APIResource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// APIResourceList is a list of APIResource, it is used to expose the name of the resources supported in a specific group and version, and if the resource is namespaced.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.APIResourceList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct APIResourceList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// groupVersion is the group and version this APIResourceList is for.
-    #[serde(rename = "groupVersion", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "groupVersion")]
     pub group_version: String,
     /// resources contains the name of the resources and if they are namespaced.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub resources: Vec<crate::apimachinery::pkg::apis::meta::v1::APIResource>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for APIResourceList {
+    const EXPECTING: &'static str = "struct APIResourceList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "groupVersion" => Some(2),
+            "resources" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.group_version = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.resources = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for APIResourceList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// APIVersions lists the versions that are available, to allow clients to discover the API at /api, which is the root path of the legacy v1 API.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.APIVersions`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct APIVersions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// versions are the api versions that are available.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub versions: Vec<String>,
     /// a map of client CIDR to server address that is serving this group. This is to help clients reach servers in the most network-efficient way possible. Clients can use the appropriate server address as per the CIDR that they match. In case of multiple matches, clients should use the longest matching CIDR. The server returns only those CIDRs that it thinks that the client can match. For example: the master will return an internal IP CIDR only, if the client reaches the server using an internal IP. Server looks at X-Forwarded-For header or X-Real-Ip header or request.RemoteAddr (in that order) to get the client IP.
-    #[serde(rename = "serverAddressByClientCIDRs", default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "serverAddressByClientCIDRs", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub server_address_by_client_cidrs: Vec<crate::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for APIVersions {
+    const EXPECTING: &'static str = "struct APIVersions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "versions" => Some(2),
+            "serverAddressByClientCIDRs" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.versions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.server_address_by_client_cidrs = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for APIVersions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ApplyOptions may be provided when applying an API object.
@@ -122,7 +291,7 @@ pub struct APIVersions {
 /// that speaks specifically to how the options fields relate to apply.
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.ApplyOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ApplyOptions {
     /// When present, indicates that modifications should not be
     /// persisted. An invalid or unrecognized dryRun directive will
@@ -131,56 +300,118 @@ pub struct ApplyOptions {
     /// - All: all dry run stages will be processed
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "dryRun", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "dryRun", skip_serializing_if = "Vec::is_empty")]
     pub dry_run: Vec<String>,
     /// Force is going to "force" Apply requests. It means user will
     /// re-acquire conflicting fields owned by other people.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub force: Option<bool>,
     /// fieldManager is a name associated with the actor or entity
     /// that is making these changes. The value must be less than or
     /// 128 characters long, and only contain printable characters,
     /// as defined by https://golang.org/pkg/unicode/#IsPrint. This
     /// field is required.
-    #[serde(rename = "fieldManager", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(rename = "fieldManager", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub field_manager: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ApplyOptions {
+    const EXPECTING: &'static str = "struct ApplyOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "dryRun" => Some(0),
+            "force" => Some(1),
+            "fieldManager" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.dry_run = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.force = map.next_value()?,
+            2 => self.field_manager = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ApplyOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Condition contains details for one aspect of the current state of this API Resource.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.Condition` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.Condition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Condition {
     /// type of condition in CamelCase or in foo.example.com/CamelCase.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// status of the condition, one of True, False, Unknown.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub status: String,
     /// observedGeneration represents the .metadata.generation that the condition was set based upon. For instance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is 9, the condition is out of date with respect to the current state of the instance.
-    #[serde(rename = "observedGeneration", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// lastTransitionTime is the last time the condition transitioned from one status to another. This should be when the underlying condition changed.  If that is not known, then using the time when the API field changed is acceptable.
-    #[serde(rename = "lastTransitionTime", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: ::kapi_apimachinery::Time,
     /// reason contains a programmatic identifier indicating the reason for the condition's last transition. Producers of specific condition types may define expected values and meanings for this field, and whether the values are considered a guaranteed API. The value should be a CamelCase string. This field may not be empty.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub reason: String,
     /// message is a human readable message indicating details about the transition. This may be an empty string.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub message: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Condition {
+    const EXPECTING: &'static str = "struct Condition";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "type" => Some(0),
+            "status" => Some(1),
+            "observedGeneration" => Some(2),
+            "lastTransitionTime" => Some(3),
+            "reason" => Some(4),
+            "message" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.status = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.observed_generation = map.next_value()?,
+            3 => self.last_transition_time = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.reason = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.message = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Condition {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// CreateOptions may be provided when creating an API object.
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.CreateOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct CreateOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// When present, indicates that modifications should not be
     /// persisted. An invalid or unrecognized dryRun directive will
@@ -189,14 +420,14 @@ pub struct CreateOptions {
     /// - All: all dry run stages will be processed
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "dryRun", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "dryRun", skip_serializing_if = "Vec::is_empty")]
     pub dry_run: Vec<String>,
     /// fieldManager is a name associated with the actor or entity
     /// that is making these changes. The value must be less than or
     /// 128 characters long, and only contain printable characters,
     /// as defined by https://golang.org/pkg/unicode/#IsPrint.
     /// +optional
-    #[serde(rename = "fieldManager", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fieldManager", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_manager: Option<String>,
     /// fieldValidation instructs the server on how to handle
     /// objects in the request (POST/PUT/PATCH) containing unknown
@@ -215,67 +446,169 @@ pub struct CreateOptions {
     /// duplicate fields are present. The error returned from the server
     /// will contain all unknown and duplicate fields encountered.
     /// +optional
-    #[serde(rename = "fieldValidation", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fieldValidation", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_validation: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for CreateOptions {
+    const EXPECTING: &'static str = "struct CreateOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "dryRun" => Some(2),
+            "fieldManager" => Some(3),
+            "fieldValidation" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.dry_run = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.field_manager = map.next_value()?,
+            4 => self.field_validation = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for CreateOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// DeleteOptions may be provided when deleting an API object.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct DeleteOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// The duration in seconds before the object should be deleted. Value must be non-negative integer. The value zero indicates delete immediately. If this value is nil, the default grace period for the specified type will be used. Defaults to a per object value if not specified. zero means delete immediately.
-    #[serde(rename = "gracePeriodSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "gracePeriodSeconds", skip_serializing_if = "Option::is_none")]
     pub grace_period_seconds: Option<i64>,
     /// Must be fulfilled before a deletion is carried out. If not possible, a 409 Conflict status will be returned.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub preconditions: Option<crate::apimachinery::pkg::apis::meta::v1::Preconditions>,
     /// Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7. Should the dependent objects be orphaned. If true/false, the "orphan" finalizer will be added to/removed from the object's finalizers list. Either this field or PropagationPolicy may be set, but not both.
-    #[serde(rename = "orphanDependents", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "orphanDependents", skip_serializing_if = "Option::is_none")]
     pub orphan_dependents: Option<bool>,
     /// Whether and how garbage collection will be performed. Either this field or OrphanDependents may be set, but not both. The default policy is decided by the existing finalizer set in the metadata.finalizers and the resource-specific default policy. Acceptable values are: 'Orphan' - orphan the dependents; 'Background' - allow the garbage collector to delete the dependents in the background; 'Foreground' - a cascading policy that deletes all dependents in the foreground.
-    #[serde(rename = "propagationPolicy", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "propagationPolicy", skip_serializing_if = "Option::is_none")]
     pub propagation_policy: Option<String>,
     /// When present, indicates that modifications should not be persisted. An invalid or unrecognized dryRun directive will result in an error response and no further processing of the request. Valid values are: - All: all dry run stages will be processed
-    #[serde(rename = "dryRun", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "dryRun", skip_serializing_if = "Vec::is_empty")]
     pub dry_run: Vec<String>,
     /// if set to true, it will trigger an unsafe deletion of the resource in case the normal deletion flow fails with a corrupt object error. A resource is considered corrupt if it can not be retrieved from the underlying storage successfully because of a) its data can not be transformed e.g. decryption failure, or b) it fails to decode into an object. NOTE: unsafe deletion ignores finalizer constraints, skips precondition checks, and removes the object from the storage. WARNING: This may potentially break the cluster if the workload associated with the resource being unsafe-deleted relies on normal deletion flow. Use only if you REALLY know what you are doing. The default value is false, and the user must opt in to enable it
-    #[serde(rename = "ignoreStoreReadErrorWithClusterBreakingPotential", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "ignoreStoreReadErrorWithClusterBreakingPotential", skip_serializing_if = "Option::is_none")]
     pub ignore_store_read_error_with_cluster_breaking_potential: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for DeleteOptions {
+    const EXPECTING: &'static str = "struct DeleteOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "gracePeriodSeconds" => Some(2),
+            "preconditions" => Some(3),
+            "orphanDependents" => Some(4),
+            "propagationPolicy" => Some(5),
+            "dryRun" => Some(6),
+            "ignoreStoreReadErrorWithClusterBreakingPotential" => Some(7),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.grace_period_seconds = map.next_value()?,
+            3 => self.preconditions = map.next_value()?,
+            4 => self.orphan_dependents = map.next_value()?,
+            5 => self.propagation_policy = map.next_value()?,
+            6 => self.dry_run = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            7 => self.ignore_store_read_error_with_cluster_breaking_potential = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for DeleteOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// FieldSelectorRequirement is a selector that contains values, a key, and an operator that relates the key and values.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct FieldSelectorRequirement {
     /// key is the field selector key that the requirement applies to.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub key: String,
     /// operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist. The list of operators may grow in the future.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub operator: String,
     /// values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for FieldSelectorRequirement {
+    const EXPECTING: &'static str = "struct FieldSelectorRequirement";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "key" => Some(0),
+            "operator" => Some(1),
+            "values" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.operator = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.values = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for FieldSelectorRequirement {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// GetOptions is the standard query options to the standard REST get call.
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.GetOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct GetOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// resourceVersion sets a constraint on what resource versions a request may be served from.
     /// See https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions for
@@ -283,8 +616,38 @@ pub struct GetOptions {
     ///
     /// Defaults to unset
     /// +optional
-    #[serde(rename = "resourceVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "resourceVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for GetOptions {
+    const EXPECTING: &'static str = "struct GetOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "resourceVersion" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.resource_version = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for GetOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// GroupKind specifies a Group and a Kind, but does not force a version.  This is useful for identifying
@@ -293,23 +656,77 @@ pub struct GetOptions {
 /// +protobuf.options.(gogoproto.goproto_stringer)=false
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.GroupKind`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct GroupKind {
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub group: Option<String>,
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kind: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for GroupKind {
+    const EXPECTING: &'static str = "struct GroupKind";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "group" => Some(0),
+            "kind" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.group = map.next_value()?,
+            1 => self.kind = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for GroupKind {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// GroupResource specifies a Group and a Resource, but does not force a version.  This is useful for identifying concepts during lookup stages without having partially valid types
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.GroupResource` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.GroupResource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct GroupResource {
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub group: String,
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub resource: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for GroupResource {
+    const EXPECTING: &'static str = "struct GroupResource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "group" => Some(0),
+            "resource" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.group = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.resource = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for GroupResource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// GroupVersion contains the "group" and the "version", which uniquely identifies the API.
@@ -317,25 +734,80 @@ pub struct GroupResource {
 /// +protobuf.options.(gogoproto.goproto_stringer)=false
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersion`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct GroupVersion {
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub group: Option<String>,
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub version: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for GroupVersion {
+    const EXPECTING: &'static str = "struct GroupVersion";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "group" => Some(0),
+            "version" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.group = map.next_value()?,
+            1 => self.version = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for GroupVersion {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// GroupVersion contains the "group/version" and "version" string of a version. It is made a struct to keep extensibility.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.GroupVersionForDiscovery` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionForDiscovery`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct GroupVersionForDiscovery {
     /// groupVersion specifies the API group and version in the form "group/version"
-    #[serde(rename = "groupVersion", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "groupVersion")]
     pub group_version: String,
     /// version specifies the version in the form of "version". This is to save the clients the trouble of splitting the GroupVersion.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub version: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for GroupVersionForDiscovery {
+    const EXPECTING: &'static str = "struct GroupVersionForDiscovery";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "groupVersion" => Some(0),
+            "version" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.group_version = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.version = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for GroupVersionForDiscovery {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// GroupVersionKind unambiguously identifies a kind.  It doesn't anonymously include GroupVersion
@@ -344,14 +816,44 @@ pub struct GroupVersionForDiscovery {
 /// +protobuf.options.(gogoproto.goproto_stringer)=false
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionKind`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct GroupVersionKind {
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub group: Option<String>,
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub version: Option<String>,
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kind: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for GroupVersionKind {
+    const EXPECTING: &'static str = "struct GroupVersionKind";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "group" => Some(0),
+            "version" => Some(1),
+            "kind" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.group = map.next_value()?,
+            1 => self.version = map.next_value()?,
+            2 => self.kind = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for GroupVersionKind {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// GroupVersionResource unambiguously identifies a resource.  It doesn't anonymously include GroupVersion
@@ -360,109 +862,257 @@ pub struct GroupVersionKind {
 /// +protobuf.options.(gogoproto.goproto_stringer)=false
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionResource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct GroupVersionResource {
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub group: Option<String>,
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub version: Option<String>,
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub resource: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for GroupVersionResource {
+    const EXPECTING: &'static str = "struct GroupVersionResource";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "group" => Some(0),
+            "version" => Some(1),
+            "resource" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.group = map.next_value()?,
+            1 => self.version = map.next_value()?,
+            2 => self.resource = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for GroupVersionResource {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LabelSelector {
     /// matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed.
-    #[serde(rename = "matchLabels", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "matchLabels", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub match_labels: ::std::collections::BTreeMap<String, String>,
     /// matchExpressions is a list of label selector requirements. The requirements are ANDed.
-    #[serde(rename = "matchExpressions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "matchExpressions", skip_serializing_if = "Vec::is_empty")]
     pub match_expressions: Vec<crate::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LabelSelector {
+    const EXPECTING: &'static str = "struct LabelSelector";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "matchLabels" => Some(0),
+            "matchExpressions" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.match_labels = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.match_expressions = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LabelSelector {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// A label selector requirement is a selector that contains values, a key, and an operator that relates the key and values.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct LabelSelectorRequirement {
     /// key is the label key that the selector applies to.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub key: String,
     /// operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub operator: String,
     /// values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for LabelSelectorRequirement {
+    const EXPECTING: &'static str = "struct LabelSelectorRequirement";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "key" => Some(0),
+            "operator" => Some(1),
+            "values" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.key = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.operator = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.values = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for LabelSelectorRequirement {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// List holds a list of objects, which may not be known by the server.
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.List`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct List {
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of objects
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<::kapi_apimachinery::RawExtension>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for List {
+    const EXPECTING: &'static str = "struct List";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "metadata" => Some(0),
+            "items" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.metadata = map.next_value()?,
+            1 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for List {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ListMeta describes metadata that synthetic resources must have, including lists and various status objects. A resource may have only one of {ObjectMeta, ListMeta}.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ListMeta {
     /// Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.
-    #[serde(rename = "selfLink", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "selfLink", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub self_link: Option<String>,
     /// String that identifies the server's internal version of this object that can be used by clients to determine when objects have changed. Value must be treated as opaque by clients and passed unmodified back to the server. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency
-    #[serde(rename = "resourceVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "resourceVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version: Option<String>,
     /// continue may be set if the user set a limit on the number of items returned, and indicates that the server has more data available. The value is opaque and may be used to issue another request to the endpoint that served this list to retrieve the next set of available objects. Continuing a consistent list may not be possible if the server configuration has changed or more than a few minutes have passed. The resourceVersion field returned when using this continue value will be identical to the value in the first response, unless you have received this token from an error message.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#continue: Option<String>,
     /// remainingItemCount is the number of subsequent items in the list which are not included in this list response. If the list request contained label or field selectors, then the number of remaining items is unknown and the field will be left unset and omitted during serialization. If the list is complete (either because it is not chunking or because this is the last chunk), then there are no more remaining items and this field will be left unset and omitted during serialization. Servers older than v1.15 do not set this field. The intended use of the remainingItemCount is *estimating* the size of a collection. Clients should not rely on the remainingItemCount to be set or to be exact.
-    #[serde(rename = "remainingItemCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "remainingItemCount", skip_serializing_if = "Option::is_none")]
     pub remaining_item_count: Option<i64>,
     /// shardInfo is set when the list is a filtered subset of the full collection, as selected by a shard selector on the request. It echoes back the selector so clients can verify which shard they received and merge sharded responses. Clients should not cache sharded list responses as a full representation of the collection.
     ///
     /// This is an alpha field and requires enabling the ShardedListAndWatch feature gate.
-    #[serde(rename = "shardInfo", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "shardInfo", skip_serializing_if = "Option::is_none")]
     pub shard_info: Option<crate::apimachinery::pkg::apis::meta::v1::ShardInfo>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ListMeta {
+    const EXPECTING: &'static str = "struct ListMeta";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "selfLink" => Some(0),
+            "resourceVersion" => Some(1),
+            "continue" => Some(2),
+            "remainingItemCount" => Some(3),
+            "shardInfo" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.self_link = map.next_value()?,
+            1 => self.resource_version = map.next_value()?,
+            2 => self.r#continue = map.next_value()?,
+            3 => self.remaining_item_count = map.next_value()?,
+            4 => self.shard_info = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ListMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ListOptions is the query options to a standard REST list call.
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.ListOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ListOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// A selector to restrict the list of returned objects by their labels.
     /// Defaults to everything.
     /// +optional
-    #[serde(rename = "labelSelector", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "labelSelector", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub label_selector: Option<String>,
     /// A selector to restrict the list of returned objects by their fields.
     /// Defaults to everything.
     /// +optional
-    #[serde(rename = "fieldSelector", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fieldSelector", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_selector: Option<String>,
     /// Watch for changes to the described resources and return them as a stream of
     /// add, update, and remove notifications. Specify resourceVersion.
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub watch: Option<bool>,
     /// allowWatchBookmarks requests watch events with type "BOOKMARK".
     /// Servers that do not implement bookmarks may ignore this flag and
@@ -471,7 +1121,7 @@ pub struct ListOptions {
     /// assume the server will send any BOOKMARK event during a session.
     /// If this is not a watch, this field is ignored.
     /// +optional
-    #[serde(rename = "allowWatchBookmarks", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "allowWatchBookmarks", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub allow_watch_bookmarks: Option<bool>,
     /// resourceVersion sets a constraint on what resource versions a request may be served from.
     /// See https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions for
@@ -479,7 +1129,7 @@ pub struct ListOptions {
     ///
     /// Defaults to unset
     /// +optional
-    #[serde(rename = "resourceVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "resourceVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version: Option<String>,
     /// resourceVersionMatch determines how resourceVersion is applied to list calls.
     /// It is highly recommended that resourceVersionMatch be set for list calls where
@@ -489,12 +1139,12 @@ pub struct ListOptions {
     ///
     /// Defaults to unset
     /// +optional
-    #[serde(rename = "resourceVersionMatch", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "resourceVersionMatch", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version_match: Option<String>,
     /// Timeout for the list/watch call.
     /// This limits the duration of the call, regardless of any activity or inactivity.
     /// +optional
-    #[serde(rename = "timeoutSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i64>,
     /// limit is a maximum number of responses to return for a list call. If more items exist, the
     /// server will set the `continue` field on the list metadata to a value that can be used with the
@@ -512,7 +1162,7 @@ pub struct ListOptions {
     /// smaller chunks of a very large result can ensure they see all possible objects. If objects are
     /// updated during a chunked list the version of the object that was present at the time the first list
     /// result was calculated is returned.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub limit: Option<i64>,
     /// The continue option should be set when retrieving more results from the server. Since this value is
     /// server defined, clients may only use the continue value from a previous query result with identical
@@ -528,7 +1178,7 @@ pub struct ListOptions {
     ///
     /// This field is not supported when watch is true. Clients may start a watch from the last
     /// resourceVersion value returned by the server and not miss any modifications.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#continue: Option<String>,
     /// `sendInitialEvents=true` may be set together with `watch=true`.
     /// In that case, the watch stream will begin with synthetic events to
@@ -554,7 +1204,7 @@ pub struct ListOptions {
     /// Defaults to true if `resourceVersion=""` or `resourceVersion="0"` (for backward
     /// compatibility reasons) and to false otherwise.
     /// +optional
-    #[serde(rename = "sendInitialEvents", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "sendInitialEvents", skip_serializing_if = "Option::is_none")]
     pub send_initial_events: Option<bool>,
     /// shardSelector restricts the list of returned objects using a CEL-based
     /// shard selector expression. The format uses the shardRange() function
@@ -586,127 +1236,302 @@ pub struct ListOptions {
     /// This is an alpha field and requires enabling the ShardedListAndWatch feature gate.
     /// +featureGate=ShardedListAndWatch
     /// +optional
-    #[serde(rename = "shardSelector", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "shardSelector", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub shard_selector: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ListOptions {
+    const EXPECTING: &'static str = "struct ListOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "labelSelector" => Some(2),
+            "fieldSelector" => Some(3),
+            "watch" => Some(4),
+            "allowWatchBookmarks" => Some(5),
+            "resourceVersion" => Some(6),
+            "resourceVersionMatch" => Some(7),
+            "timeoutSeconds" => Some(8),
+            "limit" => Some(9),
+            "continue" => Some(10),
+            "sendInitialEvents" => Some(11),
+            "shardSelector" => Some(12),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.label_selector = map.next_value()?,
+            3 => self.field_selector = map.next_value()?,
+            4 => self.watch = map.next_value()?,
+            5 => self.allow_watch_bookmarks = map.next_value()?,
+            6 => self.resource_version = map.next_value()?,
+            7 => self.resource_version_match = map.next_value()?,
+            8 => self.timeout_seconds = map.next_value()?,
+            9 => self.limit = map.next_value()?,
+            10 => self.r#continue = map.next_value()?,
+            11 => self.send_initial_events = map.next_value()?,
+            12 => self.shard_selector = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ListOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ManagedFieldsEntry {
     /// Manager is an identifier of the workflow managing these fields.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub manager: Option<String>,
     /// Operation is the type of operation which lead to this ManagedFieldsEntry being created. The only valid values for this field are 'Apply' and 'Update'.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub operation: Option<String>,
     /// APIVersion defines the version of this resource that this field set applies to. The format is "group/version" just like the top-level APIVersion field. It is necessary to track the version of a field set because it cannot be automatically converted.
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Time is the timestamp of when the ManagedFields entry was added. The timestamp will also be updated if a field is added, the manager changes any of the owned fields value or removes a field. The timestamp does not update when a field is removed from the entry because another manager took it over.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<::kapi_apimachinery::Time>,
     /// FieldsType is the discriminator for the different fields format and version. There is currently only one possible value: "FieldsV1"
-    #[serde(rename = "fieldsType", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fieldsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fields_type: Option<String>,
     /// FieldsV1 holds the first JSON version format as described in the "FieldsV1" type.
-    #[serde(rename = "fieldsV1", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "fieldsV1", skip_serializing_if = "Option::is_none")]
     pub fields_v1: Option<::kapi_apimachinery::FieldsV1>,
     /// Subresource is the name of the subresource used to update that object, or empty string if the object was updated through the main resource. The value of this field is used to distinguish between managers, even if they share the same name. For example, a status update will be distinct from a regular update using the same manager name. Note that the APIVersion field is not related to the Subresource field and it always corresponds to the version of the main resource.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub subresource: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ManagedFieldsEntry {
+    const EXPECTING: &'static str = "struct ManagedFieldsEntry";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "manager" => Some(0),
+            "operation" => Some(1),
+            "apiVersion" => Some(2),
+            "time" => Some(3),
+            "fieldsType" => Some(4),
+            "fieldsV1" => Some(5),
+            "subresource" => Some(6),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.manager = map.next_value()?,
+            1 => self.operation = map.next_value()?,
+            2 => self.api_version = map.next_value()?,
+            3 => self.time = map.next_value()?,
+            4 => self.fields_type = map.next_value()?,
+            5 => self.fields_v1 = map.next_value()?,
+            6 => self.subresource = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ManagedFieldsEntry {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ObjectMeta {
     /// Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name field has not been provided. If this field is used, the name returned to the client will be different than the name passed. This value will also be combined with a unique suffix. The provided value has the same validation rules as the Name field, and may be truncated by the length of the suffix required to make the value unique on the server.
     ///
     /// If this field is specified and the generated name exists, the server will return a 409.
     ///
     /// Applied only if Name is not specified. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#idempotency
-    #[serde(rename = "generateName", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "generateName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub generate_name: Option<String>,
     /// Namespace defines the space within which each name must be unique. An empty namespace is equivalent to the "default" namespace, but "default" is the canonical representation. Not all objects are required to be scoped to a namespace - the value of this field for those objects will be empty.
     ///
     /// Must be a DNS_LABEL. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
     /// Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.
-    #[serde(rename = "selfLink", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "selfLink", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub self_link: Option<String>,
     /// UID is the unique in time and space value for this object. It is typically generated by the server on successful creation of a resource and is not allowed to change on PUT operations.
     ///
     /// Populated by the system. Read-only. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
     /// An opaque value that represents the internal version of this object that can be used by clients to determine when objects have changed. May be used for optimistic concurrency, change detection, and the watch operation on a resource or set of resources. Clients must treat these values as opaque and passed unmodified back to the server. They may only be valid for a particular resource or set of resources.
     ///
     /// Populated by the system. Read-only. Value must be treated as opaque by clients and . More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency
-    #[serde(rename = "resourceVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "resourceVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version: Option<String>,
     /// A sequence number representing a specific generation of the desired state. Populated by the system. Read-only.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub generation: Option<i64>,
     /// CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.
     ///
     /// Populated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(rename = "creationTimestamp", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero_struct")]
+    #[serde(rename = "creationTimestamp", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero_struct")]
     pub creation_timestamp: Option<::kapi_apimachinery::Time>,
     /// DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted. This field is set by the server when a graceful deletion is requested by the user, and is not directly settable by a client. The resource is expected to be deleted (no longer visible from resource lists, and not reachable by name) after the time in this field, once the finalizers list is empty. As long as the finalizers list contains items, deletion is blocked. Once the deletionTimestamp is set, this value may not be unset or be set further into the future, although it may be shortened or the resource may be deleted prior to this time. For example, a user may request that a pod is deleted in 30 seconds. The Kubelet will react by sending a graceful termination signal to the containers in the pod. After that 30 seconds, the Kubelet will send a hard termination signal (SIGKILL) to the container and after cleanup, remove the pod from the API. In the presence of network partitions, this object may still exist after this timestamp, until an administrator or automated process can determine the resource is fully terminated. If not set, graceful deletion of the object has not been requested.
     ///
     /// Populated by the system when a graceful deletion is requested. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(rename = "deletionTimestamp", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "deletionTimestamp", skip_serializing_if = "Option::is_none")]
     pub deletion_timestamp: Option<::kapi_apimachinery::Time>,
     /// Number of seconds allowed for this object to gracefully terminate before it will be removed from the system. Only set when deletionTimestamp is also set. May only be shortened. Read-only.
-    #[serde(rename = "deletionGracePeriodSeconds", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "deletionGracePeriodSeconds", skip_serializing_if = "Option::is_none")]
     pub deletion_grace_period_seconds: Option<i64>,
     /// Map of string keys and values that can be used to organize and categorize (scope and select) objects. May match selectors of replication controllers and services. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub labels: ::std::collections::BTreeMap<String, String>,
     /// Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata. They are not queryable and should be preserved when modifying objects. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/annotations
-    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub annotations: ::std::collections::BTreeMap<String, String>,
     /// List of objects depended by this object. If ALL objects in the list have been deleted, this object will be garbage collected. If this object is managed by a controller, then an entry in this list will point to this controller, with the controller field set to true. There cannot be more than one managing controller.
-    #[serde(rename = "ownerReferences", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "ownerReferences", skip_serializing_if = "Vec::is_empty")]
     pub owner_references: Vec<crate::apimachinery::pkg::apis::meta::v1::OwnerReference>,
     /// Must be empty before the object is deleted from the registry. Each entry is an identifier for the responsible component that will remove the entry from the list. If the deletionTimestamp of the object is non-nil, entries in this list can only be removed. Finalizers may be processed and removed in any order.  Order is NOT enforced because it introduces significant risk of stuck finalizers. finalizers is a shared field, any actor with permission can reorder it. If the finalizer list is processed in order, then this can lead to a situation in which the component responsible for the first finalizer in the list is waiting for a signal (field value, external system, or other) produced by a component responsible for a finalizer later in the list, resulting in a deadlock. Without enforced ordering finalizers are free to order amongst themselves and are not vulnerable to ordering changes in the list.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub finalizers: Vec<String>,
     /// ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow. This is mostly for internal housekeeping, and users typically shouldn't need to set or understand this field. A workflow can be the user's name, a controller's name, or the name of a specific apply path like "ci-cd". The set of fields is always in the version that the workflow used when modifying the object.
-    #[serde(rename = "managedFields", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "managedFields", skip_serializing_if = "Vec::is_empty")]
     pub managed_fields: Vec<crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ObjectMeta {
+    const EXPECTING: &'static str = "struct ObjectMeta";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "generateName" => Some(1),
+            "namespace" => Some(2),
+            "selfLink" => Some(3),
+            "uid" => Some(4),
+            "resourceVersion" => Some(5),
+            "generation" => Some(6),
+            "creationTimestamp" => Some(7),
+            "deletionTimestamp" => Some(8),
+            "deletionGracePeriodSeconds" => Some(9),
+            "labels" => Some(10),
+            "annotations" => Some(11),
+            "ownerReferences" => Some(12),
+            "finalizers" => Some(13),
+            "managedFields" => Some(14),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.generate_name = map.next_value()?,
+            2 => self.namespace = map.next_value()?,
+            3 => self.self_link = map.next_value()?,
+            4 => self.uid = map.next_value()?,
+            5 => self.resource_version = map.next_value()?,
+            6 => self.generation = map.next_value()?,
+            7 => self.creation_timestamp = map.next_value()?,
+            8 => self.deletion_timestamp = map.next_value()?,
+            9 => self.deletion_grace_period_seconds = map.next_value()?,
+            10 => self.labels = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            11 => self.annotations = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            12 => self.owner_references = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            13 => self.finalizers = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            14 => self.managed_fields = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ObjectMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// OwnerReference contains enough information to let you identify an owning object. An owning object must be in the same namespace as the dependent, or be cluster-scoped, so there is no namespace field.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.OwnerReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct OwnerReference {
     /// API version of the referent.
-    #[serde(rename = "apiVersion", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "apiVersion")]
     pub api_version: String,
     /// Kind of the referent. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub kind: String,
     /// Name of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// UID of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub uid: String,
     /// If true, this reference points to the managing controller.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub controller: Option<bool>,
     /// If true, AND if the owner has the "foregroundDeletion" finalizer, then the owner cannot be deleted from the key-value store until this reference is removed. See https://kubernetes.io/docs/concepts/architecture/garbage-collection/#foreground-deletion for how the garbage collector interacts with this field and enforces the foreground deletion. Defaults to false. To set this field, a user needs "delete" permission of the owner, otherwise 422 (Unprocessable Entity) will be returned.
-    #[serde(rename = "blockOwnerDeletion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "blockOwnerDeletion", skip_serializing_if = "Option::is_none")]
     pub block_owner_deletion: Option<bool>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for OwnerReference {
+    const EXPECTING: &'static str = "struct OwnerReference";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "apiVersion" => Some(0),
+            "kind" => Some(1),
+            "name" => Some(2),
+            "uid" => Some(3),
+            "controller" => Some(4),
+            "blockOwnerDeletion" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.api_version = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.kind = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            2 => self.name = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.uid = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            4 => self.controller = map.next_value()?,
+            5 => self.block_owner_deletion = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for OwnerReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PartialObjectMetadata is a generic representation of any object with ObjectMeta. It allows clients
@@ -714,61 +1539,147 @@ pub struct OwnerReference {
 /// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadata`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PartialObjectMetadata {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PartialObjectMetadata {
+    const EXPECTING: &'static str = "struct PartialObjectMetadata";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PartialObjectMetadata {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PartialObjectMetadataList contains a list of objects containing only their metadata
 /// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PartialObjectMetadataList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items contains each of the included items.
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::apimachinery::pkg::apis::meta::v1::PartialObjectMetadata>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PartialObjectMetadataList {
+    const EXPECTING: &'static str = "struct PartialObjectMetadataList";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "items" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.items = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PartialObjectMetadataList {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.Patch` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.Patch`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Patch {
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Patch {
+    const EXPECTING: &'static str = "struct Patch";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Patch {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// PatchOptions may be provided when patching an API object.
 /// PatchOptions is meant to be a superset of UpdateOptions.
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.PatchOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct PatchOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// When present, indicates that modifications should not be
     /// persisted. An invalid or unrecognized dryRun directive will
@@ -777,13 +1688,13 @@ pub struct PatchOptions {
     /// - All: all dry run stages will be processed
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "dryRun", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "dryRun", skip_serializing_if = "Vec::is_empty")]
     pub dry_run: Vec<String>,
     /// Force is going to "force" Apply requests. It means user will
     /// re-acquire conflicting fields owned by other people. Force
     /// flag must be unset for non-apply patch requests.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub force: Option<bool>,
     /// fieldManager is a name associated with the actor or entity
     /// that is making these changes. The value must be less than or
@@ -793,7 +1704,7 @@ pub struct PatchOptions {
     /// (application/apply-patch) but optional for non-apply patch
     /// types (JsonPatch, MergePatch, StrategicMergePatch).
     /// +optional
-    #[serde(rename = "fieldManager", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fieldManager", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_manager: Option<String>,
     /// fieldValidation instructs the server on how to handle
     /// objects in the request (POST/PUT/PATCH) containing unknown
@@ -812,132 +1723,381 @@ pub struct PatchOptions {
     /// duplicate fields are present. The error returned from the server
     /// will contain all unknown and duplicate fields encountered.
     /// +optional
-    #[serde(rename = "fieldValidation", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fieldValidation", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_validation: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for PatchOptions {
+    const EXPECTING: &'static str = "struct PatchOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "dryRun" => Some(2),
+            "force" => Some(3),
+            "fieldManager" => Some(4),
+            "fieldValidation" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.dry_run = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.force = map.next_value()?,
+            4 => self.field_manager = map.next_value()?,
+            5 => self.field_validation = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for PatchOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.Preconditions`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Preconditions {
     /// Specifies the target UID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
     /// Specifies the target ResourceVersion
-    #[serde(rename = "resourceVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "resourceVersion", skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Preconditions {
+    const EXPECTING: &'static str = "struct Preconditions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "uid" => Some(0),
+            "resourceVersion" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.uid = map.next_value()?,
+            1 => self.resource_version = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Preconditions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// RootPaths lists the paths available at root.
 /// For example: "/healthz", "/apis".
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.RootPaths`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct RootPaths {
     /// paths are the paths available at root.
     /// +listType=atomic
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub paths: Vec<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for RootPaths {
+    const EXPECTING: &'static str = "struct RootPaths";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "paths" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.paths = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for RootPaths {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ServerAddressByClientCIDR helps the client to determine the server address that they should use, depending on the clientCIDR that they match.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ServerAddressByClientCIDR {
     /// The CIDR with which clients can match their IP to figure out the server address that they should use.
-    #[serde(rename = "clientCIDR", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "clientCIDR")]
     pub client_cidr: String,
     /// Address of this server, suitable for a client that matches the above CIDR. This can be a hostname, hostname:port, IP or IP:port.
-    #[serde(rename = "serverAddress", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "serverAddress")]
     pub server_address: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ServerAddressByClientCIDR {
+    const EXPECTING: &'static str = "struct ServerAddressByClientCIDR";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "clientCIDR" => Some(0),
+            "serverAddress" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.client_cidr = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            1 => self.server_address = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ServerAddressByClientCIDR {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// ShardInfo describes the shard selector that was applied to produce a list response. Its presence on a list response indicates the list is a filtered subset.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.ShardInfo`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct ShardInfo {
     /// selector is the shard selector string from the request, echoed back so clients can verify which shard they received and merge responses from multiple shards.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub selector: String,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for ShardInfo {
+    const EXPECTING: &'static str = "struct ShardInfo";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "selector" => Some(0),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.selector = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for ShardInfo {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Status is a return value for calls that don't return other objects.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.Status` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.Status`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct Status {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
+    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Status of the operation. One of: "Success" or "Failure". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub status: Option<String>,
     /// A human-readable description of the status of this operation.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// A machine-readable description of why this operation is in the "Failure" status. If this value is empty there is no information available. A Reason clarifies an HTTP status code but does not override it.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Extended data associated with the reason.  Each reason may define its own extended details. This field is optional and the data returned is not guaranteed to conform to any schema except that defined by the reason type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<crate::apimachinery::pkg::apis::meta::v1::StatusDetails>,
     /// Suggested HTTP return code for this status, 0 if not set.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub code: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for Status {
+    const EXPECTING: &'static str = "struct Status";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "metadata" => Some(2),
+            "status" => Some(3),
+            "message" => Some(4),
+            "reason" => Some(5),
+            "details" => Some(6),
+            "code" => Some(7),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.metadata = map.next_value()?,
+            3 => self.status = map.next_value()?,
+            4 => self.message = map.next_value()?,
+            5 => self.reason = map.next_value()?,
+            6 => self.details = map.next_value()?,
+            7 => self.code = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for Status {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// StatusCause provides more information about an api.Status failure, including cases when multiple errors are encountered.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.StatusCause`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StatusCause {
     /// A machine-readable description of the cause of the error. If this value is empty there is no information available.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human-readable description of the cause of the error.  This field may be presented as-is to a reader.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// The field of the resource that has caused this error, as named by its JSON serialization. May include dot and postfix notation for nested attributes. Arrays are zero-indexed.  Fields may appear more than once in an array of causes due to fields having multiple errors. Optional.
     ///
     /// Examples:
     ///   "name" - the field "name" on the current resource
     ///   "items[0].name" - the field "name" on the first array entry in "items"
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StatusCause {
+    const EXPECTING: &'static str = "struct StatusCause";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "reason" => Some(0),
+            "message" => Some(1),
+            "field" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.reason = map.next_value()?,
+            1 => self.message = map.next_value()?,
+            2 => self.field = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StatusCause {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// StatusDetails is a set of additional properties that MAY be set by the server to provide additional information about a response. The Reason field of a Status object defines what attributes will be set. Clients must ignore fields that do not match the defined type of each attribute, and should assume that any attribute may be empty, invalid, or under defined.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.StatusDetails`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct StatusDetails {
     /// The name attribute of the resource associated with the status StatusReason (when there is a single name which can be described).
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// The group attribute of the resource associated with the status StatusReason.
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub group: Option<String>,
     /// The kind attribute of the resource associated with the status StatusReason. On some operations may differ from the requested resource Kind. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// UID of the resource. (when there is a single resource which can be described). More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
     /// The Causes array includes more details associated with the StatusReason failure. Not all StatusReasons may provide detailed causes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub causes: Vec<crate::apimachinery::pkg::apis::meta::v1::StatusCause>,
     /// If specified, the time in seconds before the operation should be retried. Some errors may indicate the client must take an alternate action - for those errors this field may indicate how long to wait before taking the alternate action.
-    #[serde(rename = "retryAfterSeconds", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "retryAfterSeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub retry_after_seconds: Option<i32>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for StatusDetails {
+    const EXPECTING: &'static str = "struct StatusDetails";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "name" => Some(0),
+            "group" => Some(1),
+            "kind" => Some(2),
+            "uid" => Some(3),
+            "causes" => Some(4),
+            "retryAfterSeconds" => Some(5),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.name = map.next_value()?,
+            1 => self.group = map.next_value()?,
+            2 => self.kind = map.next_value()?,
+            3 => self.uid = map.next_value()?,
+            4 => self.causes = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            5 => self.retry_after_seconds = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for StatusDetails {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// TableOptions are used when a Table is requested by the caller.
@@ -945,20 +2105,50 @@ pub struct StatusDetails {
 /// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.TableOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct TableOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// includeObject decides whether to include each object along with its columnar information.
     /// Specifying "None" will return no object, specifying "Object" will return the full object contents, and
     /// specifying "Metadata" (the default) will return the object's metadata in the PartialObjectMetadata kind
     /// in version v1beta1 of the meta.k8s.io API group.
-    #[serde(rename = "includeObject", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "includeObject", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub include_object: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for TableOptions {
+    const EXPECTING: &'static str = "struct TableOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "includeObject" => Some(2),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.include_object = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for TableOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// TypeMeta describes an individual object in an API response or request
@@ -968,7 +2158,7 @@ pub struct TableOptions {
 /// +k8s:deepcopy-gen=false
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.TypeMeta`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct TypeMeta {
     /// Kind is a string value representing the REST resource this object represents.
     /// Servers may infer this from the endpoint the client submits requests to.
@@ -976,28 +2166,56 @@ pub struct TypeMeta {
     /// In CamelCase.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object.
     /// Servers should convert recognized schemas to the latest internal value, and
     /// may reject unrecognized values.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     /// +optional
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for TypeMeta {
+    const EXPECTING: &'static str = "struct TypeMeta";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for TypeMeta {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// UpdateOptions may be provided when updating an API object.
 /// All fields in UpdateOptions should also be present in PatchOptions.
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.UpdateOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct UpdateOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// When present, indicates that modifications should not be
     /// persisted. An invalid or unrecognized dryRun directive will
@@ -1006,14 +2224,14 @@ pub struct UpdateOptions {
     /// - All: all dry run stages will be processed
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "dryRun", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "dryRun", skip_serializing_if = "Vec::is_empty")]
     pub dry_run: Vec<String>,
     /// fieldManager is a name associated with the actor or entity
     /// that is making these changes. The value must be less than or
     /// 128 characters long, and only contain printable characters,
     /// as defined by https://golang.org/pkg/unicode/#IsPrint.
     /// +optional
-    #[serde(rename = "fieldManager", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fieldManager", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_manager: Option<String>,
     /// fieldValidation instructs the server on how to handle
     /// objects in the request (POST/PUT/PATCH) containing unknown
@@ -1032,8 +2250,42 @@ pub struct UpdateOptions {
     /// duplicate fields are present. The error returned from the server
     /// will contain all unknown and duplicate fields encountered.
     /// +optional
-    #[serde(rename = "fieldValidation", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
+    #[serde(rename = "fieldValidation", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_validation: Option<String>,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for UpdateOptions {
+    const EXPECTING: &'static str = "struct UpdateOptions";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "dryRun" => Some(2),
+            "fieldManager" => Some(3),
+            "fieldValidation" => Some(4),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.dry_run = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.field_manager = map.next_value()?,
+            4 => self.field_validation = map.next_value()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for UpdateOptions {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
 
 /// Verbs masks the value so protobuf can generate
@@ -1051,21 +2303,51 @@ pub struct Verbs {
 /// Event represents a single event to a watched resource.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
 pub struct WatchEvent {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// Object is:
     ///  * If Type is Added or Modified: the new state of the object.
     ///  * If Type is Deleted: the state of the object immediately before deletion.
     ///  * If Type is Error: *Status is recommended; other types may make sense
     ///    depending on context.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub object: ::kapi_apimachinery::RawExtension,
+}
+
+impl ::kapi_apimachinery::read::ReadFields for WatchEvent {
+    const EXPECTING: &'static str = "struct WatchEvent";
+
+    fn field_index(key: &str) -> Option<usize> {
+        match key {
+            "kind" => Some(0),
+            "apiVersion" => Some(1),
+            "type" => Some(2),
+            "object" => Some(3),
+            _ => None,
+        }
+    }
+
+    #[allow(unused_variables)]
+    fn read_field<'de, A: ::serde::de::MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
+        match index {
+            0 => self.kind = map.next_value()?,
+            1 => self.api_version = map.next_value()?,
+            2 => self.r#type = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            3 => self.object = map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'de> ::serde::Deserialize<'de> for WatchEvent {
+    fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        ::kapi_apimachinery::read::read_struct(deserializer)
+    }
 }
