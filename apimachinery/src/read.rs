@@ -5,8 +5,9 @@
 //! unknown keys are here. serde's derive would write all of it again for every struct, with a
 //! visitor of the struct as a JSON array beside it, and that made up most of the generated
 //! crate's build time. The reading is Go's `encoding/json`'s: unknown keys are skipped, a key
-//! given twice keeps its last value (serde's derive refused it), and a JSON array is not read as
-//! a struct (serde's derive read it by position). Type errors are serde's (`expected struct X`).
+//! given twice keeps its last value (serde's derive refused it; Go reads a repeated object into
+//! the first one's fields, which is not done here), and a JSON array is not read as a struct
+//! (serde's derive read it by position). Type errors are serde's (`expected struct X`).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -43,7 +44,7 @@ impl<'de, T: ReadFields> Visitor<'de> for StructVisitor<T> {
         let mut object = T::default();
         while let Some(index) = map.next_key_seed(FieldKey(T::field_index))? {
             match index {
-                // A repeated key is read again over the first value, as Go's decoder does.
+                // A repeated key's value replaces the first one's (see the module's note).
                 Some(index) => object.read_field(index, &mut map)?,
                 None => {
                     map.next_value::<IgnoredAny>()?;
@@ -128,7 +129,10 @@ mod tests {
         count: Option<i32>,
     }
 
-    fn both(json: &str) -> (Result<(String, Option<i32>), String>, Result<(String, Option<i32>), String>) {
+    /// What a reader made of a document: the fields, or the error's text.
+    type Outcome = Result<(String, Option<i32>), String>;
+
+    fn both(json: &str) -> (Outcome, Outcome) {
         let read = serde_json::from_str::<Read>(json).map(|r| (r.name, r.count)).map_err(|e| e.to_string());
         let derived = serde_json::from_str::<Sample>(json).map(|d| (d.name, d.count)).map_err(|e| e.to_string());
         (read, derived)

@@ -163,7 +163,7 @@ mod tests {
             if let Some(p) = v.downcast_mut::<Parent>() {
                 seen.push(p.name.clone());
                 // A parent's visit may create a child, which is then visited.
-                p.one.get_or_insert_with(|| Child(7));
+                p.one.get_or_insert(Child(7));
             } else if let Some(c) = v.downcast_mut::<Child>() {
                 seen.push(c.0.to_string());
             }
