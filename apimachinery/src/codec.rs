@@ -405,7 +405,7 @@ impl<'de> serde::de::Visitor<'de> for YamlValue<'_> {
             None => Ok(serde_json::Value::Object(serde_json::Map::new())),
             // serde_json's `KeyClassifier`: a first key naming its raw value token makes the
             // value a JSON text to parse.
-            Some(first) if first == RAW_VALUE_TOKEN => {
+            Some(first) if first == crate::raw::RAW_VALUE_TOKEN => {
                 let raw = map.next_value_seed(YamlRawValue(self.0))?;
                 serde_json::from_str(&raw).map_err(serde::de::Error::custom)
             }
@@ -420,9 +420,6 @@ impl<'de> serde::de::Visitor<'de> for YamlValue<'_> {
         }
     }
 }
-
-/// `serde_json`'s private token for raw values (`serde_json::raw::TOKEN`).
-const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// A map key, as `serde_json` reads one: the first through its `KeyClassifier` ("a string key"),
 /// the others as `String`s ("a string").
@@ -538,8 +535,8 @@ pub fn decode<T: Object>(format: Format, bytes: &[u8]) -> Result<T, CodecError> 
 /// it has none (as upstream writes types without TypeMeta, e.g. WatchEvent).
 pub fn encode<T: Object>(format: Format, obj: &T) -> Result<Vec<u8>, CodecError> {
     match format {
-        Format::Json => Ok(serde_json::to_vec(obj)?),
-        Format::Yaml => json_to_yaml(&serde_json::to_vec(obj)?),
+        Format::Json => Ok(crate::write::to_vec(obj)?),
+        Format::Yaml => json_to_yaml(&crate::write::to_vec(obj)?),
         Format::Protobuf => {
             let (api_version, kind) = obj.type_meta();
             let type_meta = TypeMeta { api_version: api_version.unwrap_or_default().to_owned(), kind: kind.unwrap_or_default().to_owned() };

@@ -47,7 +47,7 @@ pub trait HubObject: Any + Send + Sync {
 
 impl<T: Object> HubObject for T {
     fn to_value(&self) -> Result<serde_json::Value, serde_json::Error> {
-        serde_json::to_value(self)
+        crate::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -174,11 +174,11 @@ pub trait DynObject: Send + Sync {
 
 impl<T: Object> DynObject for T {
     fn to_value(&self) -> Result<serde_json::Value, serde_json::Error> {
-        serde_json::to_value(self)
+        crate::write::to_value(self)
     }
 
     fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
-        serde_json::to_writer(out, self)
+        crate::write::to_writer(self, out)
     }
 
     fn encode(&self, format: Format) -> Result<Vec<u8>, CodecError> {

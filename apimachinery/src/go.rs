@@ -1,4 +1,4 @@
-//! Go's `encoding/json` rules for one field, as the generated serde attributes use them.
+//! Go's `encoding/json` rules for one field, as the generated structs' writing uses them.
 //!
 //! Generated structs keep presence (`Option<T>` for optional fields) while Go's encoder decides
 //! by the Go field's type and tag (see `codegen/src/gosrc.rs`):
@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Serialize, Serializer};
+use crate::write::{JsonWriter, WriteJson};
 
 /// `omitempty` on a Go value scalar (`bool`, `int32`, `string`, …) kept as `Option<T>`: absent
 /// or Go's zero value.
@@ -79,60 +79,82 @@ pub fn parts_equal<T: Default + crate::Walk, P: Clone + PartialEq>(
 /// A Go value field kept as `Option<T>` without `omitempty`, or a value struct (which
 /// `omitempty` never omits): absent is written as the zero value (for a generated struct its
 /// default, whose fields follow the same rules).
-pub fn opt_or_default<T: Default + Serialize, S: Serializer>(v: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+pub fn opt_or_default<T: Default + WriteJson>(v: &Option<T>, w: &mut JsonWriter<'_>) {
     match v {
-        Some(v) => v.serialize(s),
-        None => T::default().serialize(s),
+        Some(v) => v.write_json(w),
+        None => T::default().write_json(w),
     }
 }
 
 /// A Go pointer without `omitempty` that the specs call required, kept bare: its default stands
 /// for nil and is `null`.
-pub fn default_as_null<T: Default + PartialEq + Serialize, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
-    if *v == T::default() { s.serialize_none() } else { v.serialize(s) }
+pub fn default_as_null<T: Default + PartialEq + WriteJson>(v: &T, w: &mut JsonWriter<'_>) {
+    if *v == T::default() { w.null() } else { v.write_json(w) }
 }
 
 /// A Go slice without `omitempty`: nil is `null`. An empty `Vec` stands for nil (Go's zero).
-pub fn vec_or_null<T: Serialize, S: Serializer>(v: &[T], s: S) -> Result<S::Ok, S::Error> {
-    if v.is_empty() { s.serialize_none() } else { v.serialize(s) }
+pub fn vec_or_null<T: WriteJson>(v: &[T], w: &mut JsonWriter<'_>) {
+    if v.is_empty() { w.null() } else { v.write_json(w) }
 }
 
 /// A Go map without `omitempty`: nil is `null`. An empty map stands for nil (Go's zero).
-pub fn map_or_null<T: Serialize, S: Serializer>(v: &BTreeMap<String, T>, s: S) -> Result<S::Ok, S::Error> {
-    if v.is_empty() { s.serialize_none() } else { v.serialize(s) }
+pub fn map_or_null<T: WriteJson>(v: &BTreeMap<String, T>, w: &mut JsonWriter<'_>) {
+    if v.is_empty() { w.null() } else { v.write_json(w) }
 }
 
 /// A Go `[]byte` without `omitempty` kept as a bare `Vec<u8>`: nil (empty) is `null`.
-pub fn bytes_or_null<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
-    if v.is_empty() { s.serialize_none() } else { crate::serde_bytes::base64_vec::serialize(v, s) }
+pub fn bytes_or_null(v: &[u8], w: &mut JsonWriter<'_>) {
+    if v.is_empty() { w.null() } else { crate::serde_bytes::base64_vec::write(v, w) }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[derive(Serialize, Default)]
+    /// A struct with one field of each rule, written as a generated struct is.
+    #[derive(Default)]
     struct Holder {
-        #[serde(skip_serializing_if = "opt_is_zero")]
         b: Option<bool>,
-        #[serde(serialize_with = "opt_or_default")]
         s: Option<String>,
-        #[serde(serialize_with = "vec_or_null")]
         l: Vec<String>,
-        #[serde(serialize_with = "map_or_null")]
         m: BTreeMap<String, String>,
-        #[serde(skip_serializing_if = "opt_is_zero_struct")]
         t: Option<crate::Time>,
-        #[serde(serialize_with = "opt_or_default")]
         c: Option<crate::Time>,
+    }
+
+    impl WriteJson for Holder {
+        fn write_json(&self, w: &mut JsonWriter<'_>) {
+            w.begin_object();
+            if !opt_is_zero(&self.b) {
+                w.field("b");
+                self.b.write_json(w);
+            }
+            w.field("s");
+            opt_or_default(&self.s, w);
+            w.field("l");
+            vec_or_null(&self.l, w);
+            w.field("m");
+            map_or_null(&self.m, w);
+            if !opt_is_zero_struct(&self.t) {
+                w.field("t");
+                self.t.write_json(w);
+            }
+            w.field("c");
+            opt_or_default(&self.c, w);
+            w.end_object();
+        }
+    }
+
+    fn text(h: &Holder) -> String {
+        String::from_utf8(crate::write::to_vec(h).unwrap()).unwrap()
     }
 
     #[test]
     fn go_rules() {
         let h = Holder { b: Some(false), ..Holder::default() };
-        assert_eq!(serde_json::to_string(&h).unwrap(), r#"{"s":"","l":null,"m":null,"c":null}"#);
+        assert_eq!(text(&h), r#"{"s":"","l":null,"m":null,"c":null}"#);
         let h = Holder { b: Some(true), s: Some("x".into()), l: vec!["a".into()], t: Some(crate::Time::zero()), ..Holder::default() };
-        assert_eq!(serde_json::to_string(&h).unwrap(), r#"{"b":true,"s":"x","l":["a"],"m":null,"c":null}"#);
+        assert_eq!(text(&h), r#"{"b":true,"s":"x","l":["a"],"m":null,"c":null}"#);
     }
 
     #[test]

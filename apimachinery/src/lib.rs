@@ -25,6 +25,7 @@ pub mod strict_decoding;
 pub mod time;
 pub mod walk;
 pub mod wire;
+pub mod write;
 
 pub use duration::Duration;
 pub use dynamic::{DynKind, DynObject, Hub, HubObject};

@@ -92,11 +92,11 @@ fn serialize_validated<S: Serializer>(raw: &[u8], go_type: &str, serializer: S) 
 /// serde_json's name for a raw document in its serializers' protocol: a struct of this name
 /// with one field of this name holding the text is written as that text (the JSON writer) or
 /// parsed into a value (the `Value` serializer). It is how `RawValue` serializes itself.
-const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+pub(crate) const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// A text known to be one compact JSON document, written as `RawValue` is but without parsing
 /// it first: what `RawValue::from_string` would check is already known.
-struct CompactJson<'a>(&'a str);
+pub(crate) struct CompactJson<'a>(pub(crate) &'a str);
 
 impl Serialize for CompactJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

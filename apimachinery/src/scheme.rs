@@ -75,7 +75,19 @@ impl FieldInfo {
 /// `apiVersion`/`kind` (TypeMeta) in JSON and in the protobuf envelope. Its nested values can be
 /// walked ([`crate::Walk`]), which is how defaulting reaches them.
 pub trait Object:
-    prost::Message + Default + Clone + Debug + PartialEq + Serialize + DeserializeOwned + TypeInfo + crate::Walk + Send + Sync + 'static
+    prost::Message
+    + Default
+    + Clone
+    + Debug
+    + PartialEq
+    + Serialize
+    + DeserializeOwned
+    + crate::write::WriteJson
+    + TypeInfo
+    + crate::Walk
+    + Send
+    + Sync
+    + 'static
 {
     /// The proto message this type implements, e.g. `k8s.io.api.apps.v1.Deployment`.
     const MESSAGE: &'static str;

@@ -4,8 +4,8 @@
 //! Decoding follows Go's `encoding/json` + `base64.StdEncoding`: padding is required, `\r` and `\n`
 //! anywhere in the string are ignored, non-zero trailing bits are accepted, and JSON `null`
 //! decodes to an empty value. Go also accepts a JSON array of small integers for a `[]byte`; so do
-//! we. Encoding always writes a (possibly empty) base64 string; whether an empty field is omitted
-//! is the caller's `skip_serializing_if`.
+//! we. Encoding always writes a (possibly empty) base64 string, through serde (`serialize`) or a
+//! generated struct's writer (`write`); whether an empty field is omitted is the caller's choice.
 //!
 //! ```text
 //! #[serde(with = "kapi_apimachinery::serde_bytes::base64_vec")]
@@ -21,6 +21,8 @@ use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+
+use crate::write::JsonWriter;
 
 /// Go's `base64.StdEncoding`: padded on output, padding required on input, trailing bits ignored.
 const GO_STD: GeneralPurpose = GeneralPurpose::new(
@@ -150,6 +152,10 @@ pub mod base64_vec {
         serializer.serialize_str(&encode(value))
     }
 
+    pub fn write(value: &[u8], w: &mut JsonWriter<'_>) {
+        w.string(&encode(value));
+    }
+
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
         deserializer.deserialize_any(BytesVisitor)
     }
@@ -163,6 +169,13 @@ pub mod base64_option {
         match value {
             Some(bytes) => serializer.serialize_str(&encode(bytes)),
             None => serializer.serialize_none(),
+        }
+    }
+
+    pub fn write(value: &Option<Vec<u8>>, w: &mut JsonWriter<'_>) {
+        match value {
+            Some(bytes) => w.string(&encode(bytes)),
+            None => w.null(),
         }
     }
 
@@ -182,6 +195,15 @@ pub mod base64_map {
             map.serialize_entry(k, &encode(v))?;
         }
         map.end()
+    }
+
+    pub fn write(value: &BTreeMap<String, Vec<u8>>, w: &mut JsonWriter<'_>) {
+        w.begin_object();
+        for (k, v) in value {
+            w.key(k);
+            w.string(&encode(v));
+        }
+        w.end_object();
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<String, Vec<u8>>, D::Error> {
@@ -228,6 +250,15 @@ pub mod base64_list {
             seq.serialize_element(&encode(v))?;
         }
         seq.end()
+    }
+
+    pub fn write(value: &[Vec<u8>], w: &mut JsonWriter<'_>) {
+        w.begin_array();
+        for v in value {
+            w.element();
+            w.string(&encode(v));
+        }
+        w.end_array();
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Vec<u8>>, D::Error> {

@@ -655,20 +655,22 @@ pub(crate) fn elem_rust(elem: &Elem, pkg: &str) -> String {
 pub fn hub_struct(ident: &str, t: &HubType) -> String {
     let pkg = format!("{HUB_PREFIX}{ident}");
     let mut s = format!("/// Hub (internal) `{}` of the group: every field of every version.\n", t.name);
-    // Serialised, the hub is the internal object validation, admission and strategies read.
-    s.push_str("#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]\n");
+    // Written as JSON, the hub is the internal object validation, admission and strategies read.
+    s.push_str("#[derive(Clone, Debug, Default, PartialEq)]\n");
     s.push_str(&format!("pub struct {} {{\n", t.name));
+    let mut writes = Vec::new();
     let mut reads = Vec::new();
     for f in &t.fields {
         s.push_str(&format!("    /// `{}`\n", f.json_name));
-        let (serde, read) = crate::emit::serde_attrs(&f.json_name, &f.rust_name, f.card, &f.elem, f.optional, false, None);
-        if !serde.is_empty() {
-            s.push_str(&format!("    #[serde({serde})]\n"));
-        }
+        let (write, read) = crate::emit::field_json(&f.json_name, &f.rust_name, f.card, &f.elem, f.optional, false, None);
         s.push_str(&format!("    pub {}: {},\n", f.rust_name, rust_type(&f.card, &f.elem, f.optional, f.boxed, &pkg)));
+        writes.push(write);
         reads.push((f.json_name.as_str(), f.rust_name.as_str(), read));
     }
     s.push_str("}\n\n");
+    let writes: Vec<_> = writes.iter().map(String::as_str).collect();
+    s.push_str(&crate::emit::write_impls(&t.name, &writes));
+    s.push_str("\n\n");
     s.push_str(&crate::emit::read_impls(&t.name, &reads));
     s.push('\n');
     s
@@ -712,7 +714,7 @@ pub fn hub_object_impl(t: &HubType) -> String {
     format!(
         "impl ::kapi_apimachinery::HubObject for {name} {{
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {{
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }}
 
     fn set_type_meta(&mut self, {type_meta_args}) {{

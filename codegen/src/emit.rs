@@ -370,9 +370,8 @@ fn walk_view(t: &TypeDef) -> WalkView {
     WalkView { name: t.name.clone(), fields, canonical }
 }
 
-/// What `Walk::canonicalize` does to one field: what writing it (its serde attributes,
-/// [`serde_attrs`], and its type's serializer) and reading it back does to it, then the same
-/// for what is nested in it.
+/// What `Walk::canonicalize` does to one field: what writing it ([`field_json`], and its type's
+/// writer) and reading it back does to it, then the same for what is nested in it.
 fn canonical_statements(f: &Field) -> Vec<String> {
     let n = format!("self.{}", f.rust_name);
     let mut out = Vec::new();
@@ -401,8 +400,8 @@ fn canonical_statements(f: &Field) -> Vec<String> {
 }
 
 /// How Go's `encoding/json` writes a single optional field, which the Rust type keeps as an
-/// `Option`, given the Go field's kind and `omitempty`/`omitzero`: the one rule the field's serde
-/// attributes ([`serde_attrs`]) and `Walk::canonicalize` ([`canonical_statements`]) follow.
+/// `Option`, given the Go field's kind and `omitempty`/`omitzero`: the one rule the field's writing
+/// ([`field_json`]) and `Walk::canonicalize` ([`canonical_statements`]) follow.
 enum OptionalWrite {
     /// As held: nil is left out (`omitempty`) or written as `null`, and reads back absent.
     Held { omit: bool },
@@ -490,8 +489,9 @@ struct TypeView {
     transparent: bool,
     proto: bool,
     fields: Vec<FieldView>,
-    /// The `Deserialize` of a struct that is not transparent ([`read_impls`]).
-    read_impls: String,
+    /// The `WriteJson`, `Serialize` ([`write_impls`]) and `Deserialize` ([`read_impls`]) of
+    /// the struct (a transparent one's `WriteJson` only: serde's derive writes the rest).
+    json_impls: String,
     proto_fields: Vec<ProtoFieldView>,
 }
 
@@ -509,7 +509,8 @@ struct FieldView {
     json_name: String,
     rust_type: String,
     doc: Vec<String>,
-    serde: String,
+    /// The statement of the struct's `WriteJson` that writes the field ([`field_json`]).
+    write: String,
     read: FieldRead,
 }
 
@@ -533,11 +534,20 @@ fn type_view(t: &TypeDef, p: &Package) -> TypeView {
         None => format!("proto `{}.{}`", t.package, t.name),
     };
     let fields: Vec<FieldView> = t.fields.iter().flat_map(|f| f.flattened()).map(|f| field_view(f, p)).collect();
-    let read_impls = if t.transparent_list {
-        String::new()
-    } else {
-        let reads: Vec<_> = fields.iter().map(|f| (f.json_name.as_str(), f.rust_name.as_str(), f.read)).collect();
-        read_impls(&t.name, &reads)
+    let json_impls = match fields.as_slice() {
+        [only] if t.transparent_list => format!(
+            "impl ::kapi_apimachinery::write::WriteJson for {} {{
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {{
+        ::kapi_apimachinery::write::WriteJson::write_json(&self.{}, w);
+    }}
+}}",
+            t.name, only.rust_name
+        ),
+        _ => {
+            let writes: Vec<_> = fields.iter().map(|f| f.write.as_str()).collect();
+            let reads: Vec<_> = fields.iter().map(|f| (f.json_name.as_str(), f.rust_name.as_str(), f.read)).collect();
+            format!("{}\n\n{}", write_impls(&t.name, &writes), read_impls(&t.name, &reads))
+        }
     };
     TypeView {
         name: t.name.clone(),
@@ -546,7 +556,7 @@ fn type_view(t: &TypeDef, p: &Package) -> TypeView {
         transparent: t.transparent_list,
         proto: t.proto,
         fields,
-        read_impls,
+        json_impls,
         proto_fields: proto_views(&t.fields, "self", &p.proto),
     }
 }
@@ -588,17 +598,17 @@ fn field_view(f: &Field, p: &Package) -> FieldView {
         Card::Map => format!("::std::collections::BTreeMap<String, {elem}>"),
     };
 
-    let (serde, read) = serde_attrs(&f.json_name, &f.rust_name, f.card, &f.elem, optional, f.required, f.go.as_ref());
-    FieldView { rust_name: f.rust_name.clone(), json_name: f.json_name.clone(), rust_type, doc: doc_lines(&f.doc), serde, read }
+    let (write, read) = field_json(&f.json_name, &f.rust_name, f.card, &f.elem, optional, f.required, f.go.as_ref());
+    FieldView { rust_name: f.rust_name.clone(), json_name: f.json_name.clone(), rust_type, doc: doc_lines(&f.doc), write, read }
 }
 
 /// How a field is written and read, for the external types and the hub types alike: the
-/// `#[serde(...)]` arguments of its `Serialize` (the JSON name, bytes as base64, and what is
-/// written for an absent or zero value) and how its value is read ([`FieldRead`]: `null` as the
-/// zero value, bytes as base64). With the Go field's facts (`go`) that is Go's `encoding/json`
-/// rule for the field (see `kapi_apimachinery::go`); without (hub types, JSON-only definitions)
-/// absent optional fields and empty lists or maps are left out.
-pub fn serde_attrs(
+/// statement of its struct's `WriteJson` that writes it (its JSON name, bytes as base64, and what
+/// is written for an absent or zero value, or whether it is left out) and how its value is read
+/// ([`FieldRead`]: `null` as the zero value, bytes as base64). With the Go field's facts (`go`)
+/// that is Go's `encoding/json` rule for the field (see `kapi_apimachinery::go`); without (hub
+/// types, JSON-only definitions) absent optional fields and empty lists or maps are left out.
+pub fn field_json(
     json_name: &str,
     rust_name: &str,
     card: Card,
@@ -608,13 +618,9 @@ pub fn serde_attrs(
     go: Option<&GoInfo>,
 ) -> (String, FieldRead) {
     const GO: &str = "::kapi_apimachinery::go";
-    let mut serde = Vec::new();
-    if rust_name.trim_start_matches("r#") != json_name {
-        serde.push(format!("rename = \"{json_name}\""));
-    }
     let bytes = *elem == Elem::Bytes;
-    // How the field is written: `skip_serializing_if`, `serialize_with` (or both).
-    let (skip, ser): (Option<String>, Option<String>) = match go {
+    // When the field is left out, and the function that writes it otherwise (if not its type's).
+    let (skip, with): (Option<String>, Option<String>) = match go {
         None => (
             match (card, optional) {
                 (Card::Single, true) => Some("Option::is_none".into()),
@@ -655,9 +661,6 @@ pub fn serde_attrs(
             }
         }
     };
-    if let Some(skip) = skip {
-        serde.push(format!("skip_serializing_if = \"{skip}\""));
-    }
     let read = if bytes {
         FieldRead::Base64
     } else if optional {
@@ -665,18 +668,48 @@ pub fn serde_attrs(
     } else {
         FieldRead::NullAsDefault
     };
-    if bytes && ser.is_none() {
-        let with = match (card, optional) {
-            (Card::Single, true) => "base64_option",
-            (Card::Single, false) => "base64_vec",
-            (Card::Repeated, _) => "base64_list",
-            (Card::Map, _) => "base64_map",
-        };
-        serde.push(format!("serialize_with = \"::kapi_apimachinery::serde_bytes::{with}::serialize\""));
-    } else if let Some(ser) = ser {
-        serde.push(format!("serialize_with = \"{ser}\""));
-    }
-    (serde.join(", "), read)
+    let with = match with {
+        Some(with) => with,
+        None if bytes => {
+            let module = match (card, optional) {
+                (Card::Single, true) => "base64_option",
+                (Card::Single, false) => "base64_vec",
+                (Card::Repeated, _) => "base64_list",
+                (Card::Map, _) => "base64_map",
+            };
+            format!("::kapi_apimachinery::serde_bytes::{module}::write")
+        }
+        None => "::kapi_apimachinery::write::WriteJson::write_json".into(),
+    };
+    // A name JSON writes as it is skips the writer's escaping (all of upstream's do).
+    let plain = !json_name.chars().any(|c| c == '"' || c == '\\' || c.is_control());
+    let key = if plain { "field" } else { "key" };
+    let write = format!("w.{key}({json_name:?}); {with}(&self.{rust_name}, w);");
+    let write = match skip {
+        Some(skip) => format!("if !{skip}(&self.{rust_name}) {{ {write} }}"),
+        None => write,
+    };
+    (write, read)
+}
+
+/// The `WriteJson` and `Serialize` implementations of a generated struct whose fields are written
+/// by `writes` ([`field_json`]), in order.
+pub fn write_impls(name: &str, writes: &[&str]) -> String {
+    let writes: String = writes.iter().map(|write| format!("        {write}\n")).collect();
+    format!(
+        "impl ::kapi_apimachinery::write::WriteJson for {name} {{
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {{
+        w.begin_object();
+{writes}        w.end_object();
+    }}
+}}
+
+impl ::serde::Serialize for {name} {{
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {{
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }}
+}}"
+    )
 }
 
 /// How a generated struct reads one field's JSON value (the field's arm of

@@ -2,11 +2,24 @@
 //! Hub (internal) types of the `admissionregistration` group.
 
 /// Hub (internal) `ApplyConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ApplyConfiguration {
     /// `expression`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub expression: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ApplyConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.expression) { w.field("expression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ApplyConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ApplyConfiguration {
@@ -36,14 +49,27 @@ impl<'de> ::serde::Deserialize<'de> for ApplyConfiguration {
 }
 
 /// Hub (internal) `AuditAnnotation` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AuditAnnotation {
     /// `key`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// `valueExpression`
-    #[serde(rename = "valueExpression", skip_serializing_if = "Option::is_none")]
     pub value_expression: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AuditAnnotation {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.key) { w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w); }
+        if !Option::is_none(&self.value_expression) { w.field("valueExpression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value_expression, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AuditAnnotation {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AuditAnnotation {
@@ -75,14 +101,27 @@ impl<'de> ::serde::Deserialize<'de> for AuditAnnotation {
 }
 
 /// Hub (internal) `ExpressionWarning` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExpressionWarning {
     /// `fieldRef`
-    #[serde(rename = "fieldRef", skip_serializing_if = "Option::is_none")]
     pub field_ref: Option<String>,
     /// `warning`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExpressionWarning {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.field_ref) { w.field("fieldRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_ref, w); }
+        if !Option::is_none(&self.warning) { w.field("warning"); ::kapi_apimachinery::write::WriteJson::write_json(&self.warning, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExpressionWarning {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExpressionWarning {
@@ -114,11 +153,24 @@ impl<'de> ::serde::Deserialize<'de> for ExpressionWarning {
 }
 
 /// Hub (internal) `JSONPatch` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JSONPatch {
     /// `expression`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub expression: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for JSONPatch {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.expression) { w.field("expression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for JSONPatch {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for JSONPatch {
@@ -148,12 +200,27 @@ impl<'de> ::serde::Deserialize<'de> for JSONPatch {
 }
 
 /// Hub (internal) `MatchCondition` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MatchCondition {
     /// `name`
     pub name: String,
     /// `expression`
     pub expression: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MatchCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("expression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MatchCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MatchCondition {
@@ -185,23 +252,36 @@ impl<'de> ::serde::Deserialize<'de> for MatchCondition {
 }
 
 /// Hub (internal) `MatchResources` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MatchResources {
     /// `namespaceSelector`
-    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `objectSelector`
-    #[serde(rename = "objectSelector", skip_serializing_if = "Option::is_none")]
     pub object_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `resourceRules`
-    #[serde(rename = "resourceRules", skip_serializing_if = "Vec::is_empty")]
     pub resource_rules: Vec<crate::hub::admissionregistration::NamedRuleWithOperations>,
     /// `excludeResourceRules`
-    #[serde(rename = "excludeResourceRules", skip_serializing_if = "Vec::is_empty")]
     pub exclude_resource_rules: Vec<crate::hub::admissionregistration::NamedRuleWithOperations>,
     /// `matchPolicy`
-    #[serde(rename = "matchPolicy", skip_serializing_if = "Option::is_none")]
     pub match_policy: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MatchResources {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.namespace_selector) { w.field("namespaceSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace_selector, w); }
+        if !Option::is_none(&self.object_selector) { w.field("objectSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.object_selector, w); }
+        if !Vec::is_empty(&self.resource_rules) { w.field("resourceRules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_rules, w); }
+        if !Vec::is_empty(&self.exclude_resource_rules) { w.field("excludeResourceRules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exclude_resource_rules, w); }
+        if !Option::is_none(&self.match_policy) { w.field("matchPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_policy, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MatchResources {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MatchResources {
@@ -239,20 +319,33 @@ impl<'de> ::serde::Deserialize<'de> for MatchResources {
 }
 
 /// Hub (internal) `MutatingAdmissionPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicy {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::admissionregistration::MutatingAdmissionPolicySpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.spec) { w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicy {
@@ -289,7 +382,7 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicy {
 
 impl ::kapi_apimachinery::HubObject for MutatingAdmissionPolicy {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -323,20 +416,33 @@ impl ::kapi_apimachinery::HubObject for MutatingAdmissionPolicy {
 }
 
 /// Hub (internal) `MutatingAdmissionPolicyBinding` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyBinding {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::admissionregistration::MutatingAdmissionPolicyBindingSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicyBinding {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.spec) { w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicyBinding {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicyBinding {
@@ -373,7 +479,7 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicyBinding {
 
 impl ::kapi_apimachinery::HubObject for MutatingAdmissionPolicyBinding {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -407,20 +513,33 @@ impl ::kapi_apimachinery::HubObject for MutatingAdmissionPolicyBinding {
 }
 
 /// Hub (internal) `MutatingAdmissionPolicyBindingList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyBindingList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::admissionregistration::MutatingAdmissionPolicyBinding>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicyBindingList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicyBindingList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicyBindingList {
@@ -457,7 +576,7 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicyBindingList {
 
 impl ::kapi_apimachinery::HubObject for MutatingAdmissionPolicyBindingList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -491,17 +610,30 @@ impl ::kapi_apimachinery::HubObject for MutatingAdmissionPolicyBindingList {
 }
 
 /// Hub (internal) `MutatingAdmissionPolicyBindingSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyBindingSpec {
     /// `policyName`
-    #[serde(rename = "policyName", skip_serializing_if = "Option::is_none")]
     pub policy_name: Option<String>,
     /// `paramRef`
-    #[serde(rename = "paramRef", skip_serializing_if = "Option::is_none")]
     pub param_ref: Option<crate::hub::admissionregistration::ParamRef>,
     /// `matchResources`
-    #[serde(rename = "matchResources", skip_serializing_if = "Option::is_none")]
     pub match_resources: Option<crate::hub::admissionregistration::MatchResources>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicyBindingSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.policy_name) { w.field("policyName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.policy_name, w); }
+        if !Option::is_none(&self.param_ref) { w.field("paramRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.param_ref, w); }
+        if !Option::is_none(&self.match_resources) { w.field("matchResources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_resources, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicyBindingSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicyBindingSpec {
@@ -535,20 +667,33 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicyBindingSpec {
 }
 
 /// Hub (internal) `MutatingAdmissionPolicyList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::admissionregistration::MutatingAdmissionPolicy>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicyList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicyList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicyList {
@@ -585,7 +730,7 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicyList {
 
 impl ::kapi_apimachinery::HubObject for MutatingAdmissionPolicyList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -619,29 +764,42 @@ impl ::kapi_apimachinery::HubObject for MutatingAdmissionPolicyList {
 }
 
 /// Hub (internal) `MutatingAdmissionPolicySpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicySpec {
     /// `paramKind`
-    #[serde(rename = "paramKind", skip_serializing_if = "Option::is_none")]
     pub param_kind: Option<crate::hub::admissionregistration::ParamKind>,
     /// `matchConstraints`
-    #[serde(rename = "matchConstraints", skip_serializing_if = "Option::is_none")]
     pub match_constraints: Option<crate::hub::admissionregistration::MatchResources>,
     /// `variables`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub variables: Vec<crate::hub::admissionregistration::Variable>,
     /// `mutations`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mutations: Vec<crate::hub::admissionregistration::Mutation>,
     /// `failurePolicy`
-    #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// `matchConditions`
-    #[serde(rename = "matchConditions", skip_serializing_if = "Vec::is_empty")]
     pub match_conditions: Vec<crate::hub::admissionregistration::MatchCondition>,
     /// `reinvocationPolicy`
-    #[serde(rename = "reinvocationPolicy", skip_serializing_if = "Option::is_none")]
     pub reinvocation_policy: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicySpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.param_kind) { w.field("paramKind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.param_kind, w); }
+        if !Option::is_none(&self.match_constraints) { w.field("matchConstraints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_constraints, w); }
+        if !Vec::is_empty(&self.variables) { w.field("variables"); ::kapi_apimachinery::write::WriteJson::write_json(&self.variables, w); }
+        if !Vec::is_empty(&self.mutations) { w.field("mutations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.mutations, w); }
+        if !Option::is_none(&self.failure_policy) { w.field("failurePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failure_policy, w); }
+        if !Vec::is_empty(&self.match_conditions) { w.field("matchConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_conditions, w); }
+        if !Option::is_none(&self.reinvocation_policy) { w.field("reinvocationPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reinvocation_policy, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicySpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicySpec {
@@ -683,44 +841,57 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicySpec {
 }
 
 /// Hub (internal) `MutatingWebhook` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingWebhook {
     /// `name`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `clientConfig`
-    #[serde(rename = "clientConfig", skip_serializing_if = "Option::is_none")]
     pub client_config: Option<crate::hub::admissionregistration::WebhookClientConfig>,
     /// `rules`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<crate::hub::admissionregistration::RuleWithOperations>,
     /// `failurePolicy`
-    #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// `matchPolicy`
-    #[serde(rename = "matchPolicy", skip_serializing_if = "Option::is_none")]
     pub match_policy: Option<String>,
     /// `namespaceSelector`
-    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `objectSelector`
-    #[serde(rename = "objectSelector", skip_serializing_if = "Option::is_none")]
     pub object_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `sideEffects`
-    #[serde(rename = "sideEffects", skip_serializing_if = "Option::is_none")]
     pub side_effects: Option<String>,
     /// `timeoutSeconds`
-    #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i32>,
     /// `admissionReviewVersions`
-    #[serde(rename = "admissionReviewVersions", skip_serializing_if = "Vec::is_empty")]
     pub admission_review_versions: Vec<String>,
     /// `reinvocationPolicy`
-    #[serde(rename = "reinvocationPolicy", skip_serializing_if = "Option::is_none")]
     pub reinvocation_policy: Option<String>,
     /// `matchConditions`
-    #[serde(rename = "matchConditions", skip_serializing_if = "Vec::is_empty")]
     pub match_conditions: Vec<crate::hub::admissionregistration::MatchCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingWebhook {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Option::is_none(&self.client_config) { w.field("clientConfig"); ::kapi_apimachinery::write::WriteJson::write_json(&self.client_config, w); }
+        if !Vec::is_empty(&self.rules) { w.field("rules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rules, w); }
+        if !Option::is_none(&self.failure_policy) { w.field("failurePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failure_policy, w); }
+        if !Option::is_none(&self.match_policy) { w.field("matchPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_policy, w); }
+        if !Option::is_none(&self.namespace_selector) { w.field("namespaceSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace_selector, w); }
+        if !Option::is_none(&self.object_selector) { w.field("objectSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.object_selector, w); }
+        if !Option::is_none(&self.side_effects) { w.field("sideEffects"); ::kapi_apimachinery::write::WriteJson::write_json(&self.side_effects, w); }
+        if !Option::is_none(&self.timeout_seconds) { w.field("timeoutSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.timeout_seconds, w); }
+        if !Vec::is_empty(&self.admission_review_versions) { w.field("admissionReviewVersions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.admission_review_versions, w); }
+        if !Option::is_none(&self.reinvocation_policy) { w.field("reinvocationPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reinvocation_policy, w); }
+        if !Vec::is_empty(&self.match_conditions) { w.field("matchConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingWebhook {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingWebhook {
@@ -772,20 +943,33 @@ impl<'de> ::serde::Deserialize<'de> for MutatingWebhook {
 }
 
 /// Hub (internal) `MutatingWebhookConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingWebhookConfiguration {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `webhooks`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub webhooks: Vec<crate::hub::admissionregistration::MutatingWebhook>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingWebhookConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.webhooks) { w.field("webhooks"); ::kapi_apimachinery::write::WriteJson::write_json(&self.webhooks, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingWebhookConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingWebhookConfiguration {
@@ -822,7 +1006,7 @@ impl<'de> ::serde::Deserialize<'de> for MutatingWebhookConfiguration {
 
 impl ::kapi_apimachinery::HubObject for MutatingWebhookConfiguration {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -856,20 +1040,33 @@ impl ::kapi_apimachinery::HubObject for MutatingWebhookConfiguration {
 }
 
 /// Hub (internal) `MutatingWebhookConfigurationList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingWebhookConfigurationList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::admissionregistration::MutatingWebhookConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingWebhookConfigurationList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingWebhookConfigurationList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingWebhookConfigurationList {
@@ -906,7 +1103,7 @@ impl<'de> ::serde::Deserialize<'de> for MutatingWebhookConfigurationList {
 
 impl ::kapi_apimachinery::HubObject for MutatingWebhookConfigurationList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -940,17 +1137,30 @@ impl ::kapi_apimachinery::HubObject for MutatingWebhookConfigurationList {
 }
 
 /// Hub (internal) `Mutation` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Mutation {
     /// `patchType`
-    #[serde(rename = "patchType")]
     pub patch_type: String,
     /// `applyConfiguration`
-    #[serde(rename = "applyConfiguration", skip_serializing_if = "Option::is_none")]
     pub apply_configuration: Option<crate::hub::admissionregistration::ApplyConfiguration>,
     /// `jsonPatch`
-    #[serde(rename = "jsonPatch", skip_serializing_if = "Option::is_none")]
     pub json_patch: Option<crate::hub::admissionregistration::JSONPatch>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Mutation {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("patchType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.patch_type, w);
+        if !Option::is_none(&self.apply_configuration) { w.field("applyConfiguration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.apply_configuration, w); }
+        if !Option::is_none(&self.json_patch) { w.field("jsonPatch"); ::kapi_apimachinery::write::WriteJson::write_json(&self.json_patch, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Mutation {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Mutation {
@@ -984,26 +1194,39 @@ impl<'de> ::serde::Deserialize<'de> for Mutation {
 }
 
 /// Hub (internal) `NamedRuleWithOperations` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NamedRuleWithOperations {
     /// `resourceNames`
-    #[serde(rename = "resourceNames", skip_serializing_if = "Vec::is_empty")]
     pub resource_names: Vec<String>,
     /// `operations`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub operations: Vec<String>,
     /// `apiGroups`
-    #[serde(rename = "apiGroups", skip_serializing_if = "Vec::is_empty")]
     pub api_groups: Vec<String>,
     /// `apiVersions`
-    #[serde(rename = "apiVersions", skip_serializing_if = "Vec::is_empty")]
     pub api_versions: Vec<String>,
     /// `resources`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<String>,
     /// `scope`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NamedRuleWithOperations {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.resource_names) { w.field("resourceNames"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_names, w); }
+        if !Vec::is_empty(&self.operations) { w.field("operations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.operations, w); }
+        if !Vec::is_empty(&self.api_groups) { w.field("apiGroups"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_groups, w); }
+        if !Vec::is_empty(&self.api_versions) { w.field("apiVersions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_versions, w); }
+        if !Vec::is_empty(&self.resources) { w.field("resources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resources, w); }
+        if !Option::is_none(&self.scope) { w.field("scope"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scope, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NamedRuleWithOperations {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NamedRuleWithOperations {
@@ -1043,14 +1266,27 @@ impl<'de> ::serde::Deserialize<'de> for NamedRuleWithOperations {
 }
 
 /// Hub (internal) `ParamKind` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParamKind {
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ParamKind {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ParamKind {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ParamKind {
@@ -1082,20 +1318,33 @@ impl<'de> ::serde::Deserialize<'de> for ParamKind {
 }
 
 /// Hub (internal) `ParamRef` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParamRef {
     /// `name`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `namespace`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// `selector`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `parameterNotFoundAction`
-    #[serde(rename = "parameterNotFoundAction", skip_serializing_if = "Option::is_none")]
     pub parameter_not_found_action: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ParamRef {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Option::is_none(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        if !Option::is_none(&self.parameter_not_found_action) { w.field("parameterNotFoundAction"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parameter_not_found_action, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ParamRef {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ParamRef {
@@ -1131,23 +1380,36 @@ impl<'de> ::serde::Deserialize<'de> for ParamRef {
 }
 
 /// Hub (internal) `RuleWithOperations` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RuleWithOperations {
     /// `operations`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub operations: Vec<String>,
     /// `apiGroups`
-    #[serde(rename = "apiGroups", skip_serializing_if = "Vec::is_empty")]
     pub api_groups: Vec<String>,
     /// `apiVersions`
-    #[serde(rename = "apiVersions", skip_serializing_if = "Vec::is_empty")]
     pub api_versions: Vec<String>,
     /// `resources`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<String>,
     /// `scope`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RuleWithOperations {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.operations) { w.field("operations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.operations, w); }
+        if !Vec::is_empty(&self.api_groups) { w.field("apiGroups"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_groups, w); }
+        if !Vec::is_empty(&self.api_versions) { w.field("apiVersions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_versions, w); }
+        if !Vec::is_empty(&self.resources) { w.field("resources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resources, w); }
+        if !Option::is_none(&self.scope) { w.field("scope"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scope, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RuleWithOperations {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RuleWithOperations {
@@ -1185,20 +1447,33 @@ impl<'de> ::serde::Deserialize<'de> for RuleWithOperations {
 }
 
 /// Hub (internal) `ServiceReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceReference {
     /// `namespace`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// `name`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `path`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// `port`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        if !Option::is_none(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Option::is_none(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        if !Option::is_none(&self.port) { w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceReference {
@@ -1234,11 +1509,24 @@ impl<'de> ::serde::Deserialize<'de> for ServiceReference {
 }
 
 /// Hub (internal) `TypeChecking` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TypeChecking {
     /// `expressionWarnings`
-    #[serde(rename = "expressionWarnings", skip_serializing_if = "Vec::is_empty")]
     pub expression_warnings: Vec<crate::hub::admissionregistration::ExpressionWarning>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TypeChecking {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.expression_warnings) { w.field("expressionWarnings"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression_warnings, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TypeChecking {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TypeChecking {
@@ -1268,23 +1556,36 @@ impl<'de> ::serde::Deserialize<'de> for TypeChecking {
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicy {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::admissionregistration::ValidatingAdmissionPolicySpec>,
     /// `status`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::admissionregistration::ValidatingAdmissionPolicyStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.spec) { w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w); }
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicy {
@@ -1323,7 +1624,7 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicy {
 
 impl ::kapi_apimachinery::HubObject for ValidatingAdmissionPolicy {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1357,20 +1658,33 @@ impl ::kapi_apimachinery::HubObject for ValidatingAdmissionPolicy {
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicyBinding` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyBinding {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicyBinding {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.spec) { w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicyBinding {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicyBinding {
@@ -1407,7 +1721,7 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicyBinding {
 
 impl ::kapi_apimachinery::HubObject for ValidatingAdmissionPolicyBinding {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1441,20 +1755,33 @@ impl ::kapi_apimachinery::HubObject for ValidatingAdmissionPolicyBinding {
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicyBindingList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyBindingList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicyBindingList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicyBindingList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicyBindingList {
@@ -1491,7 +1818,7 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicyBindingList {
 
 impl ::kapi_apimachinery::HubObject for ValidatingAdmissionPolicyBindingList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1525,20 +1852,33 @@ impl ::kapi_apimachinery::HubObject for ValidatingAdmissionPolicyBindingList {
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicyBindingSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyBindingSpec {
     /// `policyName`
-    #[serde(rename = "policyName", skip_serializing_if = "Option::is_none")]
     pub policy_name: Option<String>,
     /// `paramRef`
-    #[serde(rename = "paramRef", skip_serializing_if = "Option::is_none")]
     pub param_ref: Option<crate::hub::admissionregistration::ParamRef>,
     /// `matchResources`
-    #[serde(rename = "matchResources", skip_serializing_if = "Option::is_none")]
     pub match_resources: Option<crate::hub::admissionregistration::MatchResources>,
     /// `validationActions`
-    #[serde(rename = "validationActions", skip_serializing_if = "Vec::is_empty")]
     pub validation_actions: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicyBindingSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.policy_name) { w.field("policyName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.policy_name, w); }
+        if !Option::is_none(&self.param_ref) { w.field("paramRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.param_ref, w); }
+        if !Option::is_none(&self.match_resources) { w.field("matchResources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_resources, w); }
+        if !Vec::is_empty(&self.validation_actions) { w.field("validationActions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.validation_actions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicyBindingSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicyBindingSpec {
@@ -1574,20 +1914,33 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicyBindingSpec {
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicyList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::admissionregistration::ValidatingAdmissionPolicy>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicyList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicyList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicyList {
@@ -1624,7 +1977,7 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicyList {
 
 impl ::kapi_apimachinery::HubObject for ValidatingAdmissionPolicyList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1658,29 +2011,42 @@ impl ::kapi_apimachinery::HubObject for ValidatingAdmissionPolicyList {
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicySpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicySpec {
     /// `paramKind`
-    #[serde(rename = "paramKind", skip_serializing_if = "Option::is_none")]
     pub param_kind: Option<crate::hub::admissionregistration::ParamKind>,
     /// `matchConstraints`
-    #[serde(rename = "matchConstraints", skip_serializing_if = "Option::is_none")]
     pub match_constraints: Option<crate::hub::admissionregistration::MatchResources>,
     /// `validations`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub validations: Vec<crate::hub::admissionregistration::Validation>,
     /// `failurePolicy`
-    #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// `auditAnnotations`
-    #[serde(rename = "auditAnnotations", skip_serializing_if = "Vec::is_empty")]
     pub audit_annotations: Vec<crate::hub::admissionregistration::AuditAnnotation>,
     /// `matchConditions`
-    #[serde(rename = "matchConditions", skip_serializing_if = "Vec::is_empty")]
     pub match_conditions: Vec<crate::hub::admissionregistration::MatchCondition>,
     /// `variables`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub variables: Vec<crate::hub::admissionregistration::Variable>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicySpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.param_kind) { w.field("paramKind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.param_kind, w); }
+        if !Option::is_none(&self.match_constraints) { w.field("matchConstraints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_constraints, w); }
+        if !Vec::is_empty(&self.validations) { w.field("validations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.validations, w); }
+        if !Option::is_none(&self.failure_policy) { w.field("failurePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failure_policy, w); }
+        if !Vec::is_empty(&self.audit_annotations) { w.field("auditAnnotations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.audit_annotations, w); }
+        if !Vec::is_empty(&self.match_conditions) { w.field("matchConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_conditions, w); }
+        if !Vec::is_empty(&self.variables) { w.field("variables"); ::kapi_apimachinery::write::WriteJson::write_json(&self.variables, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicySpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicySpec {
@@ -1722,17 +2088,30 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicySpec {
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicyStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyStatus {
     /// `observedGeneration`
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// `typeChecking`
-    #[serde(rename = "typeChecking", skip_serializing_if = "Option::is_none")]
     pub type_checking: Option<crate::hub::admissionregistration::TypeChecking>,
     /// `conditions`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicyStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        if !Option::is_none(&self.type_checking) { w.field("typeChecking"); ::kapi_apimachinery::write::WriteJson::write_json(&self.type_checking, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicyStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicyStatus {
@@ -1766,41 +2145,54 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicyStatus {
 }
 
 /// Hub (internal) `ValidatingWebhook` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingWebhook {
     /// `name`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `clientConfig`
-    #[serde(rename = "clientConfig", skip_serializing_if = "Option::is_none")]
     pub client_config: Option<crate::hub::admissionregistration::WebhookClientConfig>,
     /// `rules`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<crate::hub::admissionregistration::RuleWithOperations>,
     /// `failurePolicy`
-    #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// `matchPolicy`
-    #[serde(rename = "matchPolicy", skip_serializing_if = "Option::is_none")]
     pub match_policy: Option<String>,
     /// `namespaceSelector`
-    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `objectSelector`
-    #[serde(rename = "objectSelector", skip_serializing_if = "Option::is_none")]
     pub object_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `sideEffects`
-    #[serde(rename = "sideEffects", skip_serializing_if = "Option::is_none")]
     pub side_effects: Option<String>,
     /// `timeoutSeconds`
-    #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i32>,
     /// `admissionReviewVersions`
-    #[serde(rename = "admissionReviewVersions", skip_serializing_if = "Vec::is_empty")]
     pub admission_review_versions: Vec<String>,
     /// `matchConditions`
-    #[serde(rename = "matchConditions", skip_serializing_if = "Vec::is_empty")]
     pub match_conditions: Vec<crate::hub::admissionregistration::MatchCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingWebhook {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Option::is_none(&self.client_config) { w.field("clientConfig"); ::kapi_apimachinery::write::WriteJson::write_json(&self.client_config, w); }
+        if !Vec::is_empty(&self.rules) { w.field("rules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rules, w); }
+        if !Option::is_none(&self.failure_policy) { w.field("failurePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failure_policy, w); }
+        if !Option::is_none(&self.match_policy) { w.field("matchPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_policy, w); }
+        if !Option::is_none(&self.namespace_selector) { w.field("namespaceSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace_selector, w); }
+        if !Option::is_none(&self.object_selector) { w.field("objectSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.object_selector, w); }
+        if !Option::is_none(&self.side_effects) { w.field("sideEffects"); ::kapi_apimachinery::write::WriteJson::write_json(&self.side_effects, w); }
+        if !Option::is_none(&self.timeout_seconds) { w.field("timeoutSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.timeout_seconds, w); }
+        if !Vec::is_empty(&self.admission_review_versions) { w.field("admissionReviewVersions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.admission_review_versions, w); }
+        if !Vec::is_empty(&self.match_conditions) { w.field("matchConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingWebhook {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingWebhook {
@@ -1850,20 +2242,33 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingWebhook {
 }
 
 /// Hub (internal) `ValidatingWebhookConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingWebhookConfiguration {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `webhooks`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub webhooks: Vec<crate::hub::admissionregistration::ValidatingWebhook>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingWebhookConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.webhooks) { w.field("webhooks"); ::kapi_apimachinery::write::WriteJson::write_json(&self.webhooks, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingWebhookConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingWebhookConfiguration {
@@ -1900,7 +2305,7 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingWebhookConfiguration {
 
 impl ::kapi_apimachinery::HubObject for ValidatingWebhookConfiguration {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1934,20 +2339,33 @@ impl ::kapi_apimachinery::HubObject for ValidatingWebhookConfiguration {
 }
 
 /// Hub (internal) `ValidatingWebhookConfigurationList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingWebhookConfigurationList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::admissionregistration::ValidatingWebhookConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingWebhookConfigurationList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingWebhookConfigurationList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingWebhookConfigurationList {
@@ -1984,7 +2402,7 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingWebhookConfigurationList {
 
 impl ::kapi_apimachinery::HubObject for ValidatingWebhookConfigurationList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -2018,20 +2436,33 @@ impl ::kapi_apimachinery::HubObject for ValidatingWebhookConfigurationList {
 }
 
 /// Hub (internal) `Validation` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Validation {
     /// `expression`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub expression: Option<String>,
     /// `message`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// `reason`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// `messageExpression`
-    #[serde(rename = "messageExpression", skip_serializing_if = "Option::is_none")]
     pub message_expression: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Validation {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.expression) { w.field("expression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression, w); }
+        if !Option::is_none(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !Option::is_none(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !Option::is_none(&self.message_expression) { w.field("messageExpression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message_expression, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Validation {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Validation {
@@ -2067,12 +2498,27 @@ impl<'de> ::serde::Deserialize<'de> for Validation {
 }
 
 /// Hub (internal) `Variable` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Variable {
     /// `name`
     pub name: String,
     /// `expression`
     pub expression: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Variable {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("expression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Variable {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Variable {
@@ -2104,17 +2550,30 @@ impl<'de> ::serde::Deserialize<'de> for Variable {
 }
 
 /// Hub (internal) `WebhookClientConfig` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WebhookClientConfig {
     /// `url`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// `service`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<crate::hub::admissionregistration::ServiceReference>,
     /// `caBundle`
-    #[serde(rename = "caBundle", skip_serializing_if = "Option::is_none", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub ca_bundle: Option<Vec<u8>>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for WebhookClientConfig {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.url) { w.field("url"); ::kapi_apimachinery::write::WriteJson::write_json(&self.url, w); }
+        if !Option::is_none(&self.service) { w.field("service"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service, w); }
+        if !Option::is_none(&self.ca_bundle) { w.field("caBundle"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.ca_bundle, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for WebhookClientConfig {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for WebhookClientConfig {

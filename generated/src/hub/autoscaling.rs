@@ -2,7 +2,7 @@
 //! Hub (internal) types of the `autoscaling` group.
 
 /// Hub (internal) `ContainerResourceMetricSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerResourceMetricSource {
     /// `name`
     pub name: String,
@@ -10,6 +10,22 @@ pub struct ContainerResourceMetricSource {
     pub target: crate::hub::autoscaling::MetricTarget,
     /// `container`
     pub container: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerResourceMetricSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("target"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target, w);
+        w.field("container"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerResourceMetricSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerResourceMetricSource {
@@ -43,7 +59,7 @@ impl<'de> ::serde::Deserialize<'de> for ContainerResourceMetricSource {
 }
 
 /// Hub (internal) `ContainerResourceMetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerResourceMetricStatus {
     /// `name`
     pub name: String,
@@ -51,6 +67,22 @@ pub struct ContainerResourceMetricStatus {
     pub current: crate::hub::autoscaling::MetricValueStatus,
     /// `container`
     pub container: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerResourceMetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("current"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current, w);
+        w.field("container"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerResourceMetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerResourceMetricStatus {
@@ -84,15 +116,30 @@ impl<'de> ::serde::Deserialize<'de> for ContainerResourceMetricStatus {
 }
 
 /// Hub (internal) `CrossVersionObjectReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CrossVersionObjectReference {
     /// `kind`
     pub kind: String,
     /// `name`
     pub name: String,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CrossVersionObjectReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w);
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CrossVersionObjectReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CrossVersionObjectReference {
@@ -126,12 +173,27 @@ impl<'de> ::serde::Deserialize<'de> for CrossVersionObjectReference {
 }
 
 /// Hub (internal) `ExternalMetricSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExternalMetricSource {
     /// `metric`
     pub metric: crate::hub::autoscaling::MetricIdentifier,
     /// `target`
     pub target: crate::hub::autoscaling::MetricTarget,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExternalMetricSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metric"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metric, w);
+        w.field("target"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExternalMetricSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExternalMetricSource {
@@ -163,12 +225,27 @@ impl<'de> ::serde::Deserialize<'de> for ExternalMetricSource {
 }
 
 /// Hub (internal) `ExternalMetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExternalMetricStatus {
     /// `metric`
     pub metric: crate::hub::autoscaling::MetricIdentifier,
     /// `current`
     pub current: crate::hub::autoscaling::MetricValueStatus,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExternalMetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metric"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metric, w);
+        w.field("current"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExternalMetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExternalMetricStatus {
@@ -200,15 +277,30 @@ impl<'de> ::serde::Deserialize<'de> for ExternalMetricStatus {
 }
 
 /// Hub (internal) `HPAScalingPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HPAScalingPolicy {
     /// `type`
     pub r#type: String,
     /// `value`
     pub value: i32,
     /// `periodSeconds`
-    #[serde(rename = "periodSeconds")]
     pub period_seconds: i32,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HPAScalingPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w);
+        w.field("periodSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.period_seconds, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HPAScalingPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HPAScalingPolicy {
@@ -242,20 +334,33 @@ impl<'de> ::serde::Deserialize<'de> for HPAScalingPolicy {
 }
 
 /// Hub (internal) `HPAScalingRules` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HPAScalingRules {
     /// `stabilizationWindowSeconds`
-    #[serde(rename = "stabilizationWindowSeconds", skip_serializing_if = "Option::is_none")]
     pub stabilization_window_seconds: Option<i32>,
     /// `selectPolicy`
-    #[serde(rename = "selectPolicy", skip_serializing_if = "Option::is_none")]
     pub select_policy: Option<String>,
     /// `policies`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub policies: Vec<crate::hub::autoscaling::HPAScalingPolicy>,
     /// `tolerance`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tolerance: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HPAScalingRules {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.stabilization_window_seconds) { w.field("stabilizationWindowSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stabilization_window_seconds, w); }
+        if !Option::is_none(&self.select_policy) { w.field("selectPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.select_policy, w); }
+        if !Vec::is_empty(&self.policies) { w.field("policies"); ::kapi_apimachinery::write::WriteJson::write_json(&self.policies, w); }
+        if !Option::is_none(&self.tolerance) { w.field("tolerance"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tolerance, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HPAScalingRules {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HPAScalingRules {
@@ -291,22 +396,36 @@ impl<'de> ::serde::Deserialize<'de> for HPAScalingRules {
 }
 
 /// Hub (internal) `HorizontalPodAutoscaler` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscaler {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
     pub spec: crate::hub::autoscaling::HorizontalPodAutoscalerSpec,
     /// `status`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::autoscaling::HorizontalPodAutoscalerStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscaler {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscaler {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscaler {
@@ -345,7 +464,7 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscaler {
 
 impl ::kapi_apimachinery::HubObject for HorizontalPodAutoscaler {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -379,14 +498,27 @@ impl ::kapi_apimachinery::HubObject for HorizontalPodAutoscaler {
 }
 
 /// Hub (internal) `HorizontalPodAutoscalerBehavior` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerBehavior {
     /// `scaleUp`
-    #[serde(rename = "scaleUp", skip_serializing_if = "Option::is_none")]
     pub scale_up: Option<crate::hub::autoscaling::HPAScalingRules>,
     /// `scaleDown`
-    #[serde(rename = "scaleDown", skip_serializing_if = "Option::is_none")]
     pub scale_down: Option<crate::hub::autoscaling::HPAScalingRules>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscalerBehavior {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.scale_up) { w.field("scaleUp"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scale_up, w); }
+        if !Option::is_none(&self.scale_down) { w.field("scaleDown"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scale_down, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscalerBehavior {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerBehavior {
@@ -418,21 +550,36 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerBehavior {
 }
 
 /// Hub (internal) `HorizontalPodAutoscalerCondition` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerCondition {
     /// `type`
     pub r#type: String,
     /// `status`
     pub status: String,
     /// `lastTransitionTime`
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// `reason`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// `message`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscalerCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w);
+        if !Option::is_none(&self.last_transition_time) { w.field("lastTransitionTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.last_transition_time, w); }
+        if !Option::is_none(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !Option::is_none(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscalerCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerCondition {
@@ -470,20 +617,33 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerCondition {
 }
 
 /// Hub (internal) `HorizontalPodAutoscalerList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::autoscaling::HorizontalPodAutoscaler>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscalerList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscalerList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerList {
@@ -520,7 +680,7 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerList {
 
 impl ::kapi_apimachinery::HubObject for HorizontalPodAutoscalerList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -554,26 +714,39 @@ impl ::kapi_apimachinery::HubObject for HorizontalPodAutoscalerList {
 }
 
 /// Hub (internal) `HorizontalPodAutoscalerSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerSpec {
     /// `scaleTargetRef`
-    #[serde(rename = "scaleTargetRef")]
     pub scale_target_ref: crate::hub::autoscaling::CrossVersionObjectReference,
     /// `minReplicas`
-    #[serde(rename = "minReplicas", skip_serializing_if = "Option::is_none")]
     pub min_replicas: Option<i32>,
     /// `maxReplicas`
-    #[serde(rename = "maxReplicas")]
     pub max_replicas: i32,
     /// `metrics`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<crate::hub::autoscaling::MetricSpec>,
     /// `behavior`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub behavior: Option<crate::hub::autoscaling::HorizontalPodAutoscalerBehavior>,
     /// `targetCPUUtilizationPercentage`
-    #[serde(rename = "targetCPUUtilizationPercentage", skip_serializing_if = "Option::is_none")]
     pub target_cpu_utilization_percentage: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscalerSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("scaleTargetRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scale_target_ref, w);
+        if !Option::is_none(&self.min_replicas) { w.field("minReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_replicas, w); }
+        w.field("maxReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_replicas, w);
+        if !Vec::is_empty(&self.metrics) { w.field("metrics"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metrics, w); }
+        if !Option::is_none(&self.behavior) { w.field("behavior"); ::kapi_apimachinery::write::WriteJson::write_json(&self.behavior, w); }
+        if !Option::is_none(&self.target_cpu_utilization_percentage) { w.field("targetCPUUtilizationPercentage"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_cpu_utilization_percentage, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscalerSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerSpec {
@@ -613,29 +786,42 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerSpec {
 }
 
 /// Hub (internal) `HorizontalPodAutoscalerStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerStatus {
     /// `observedGeneration`
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// `lastScaleTime`
-    #[serde(rename = "lastScaleTime", skip_serializing_if = "Option::is_none")]
     pub last_scale_time: Option<::kapi_apimachinery::Time>,
     /// `currentReplicas`
-    #[serde(rename = "currentReplicas", skip_serializing_if = "Option::is_none")]
     pub current_replicas: Option<i32>,
     /// `desiredReplicas`
-    #[serde(rename = "desiredReplicas")]
     pub desired_replicas: i32,
     /// `currentMetrics`
-    #[serde(rename = "currentMetrics", skip_serializing_if = "Vec::is_empty")]
     pub current_metrics: Vec<crate::hub::autoscaling::MetricStatus>,
     /// `conditions`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::hub::autoscaling::HorizontalPodAutoscalerCondition>,
     /// `currentCPUUtilizationPercentage`
-    #[serde(rename = "currentCPUUtilizationPercentage", skip_serializing_if = "Option::is_none")]
     pub current_cpu_utilization_percentage: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscalerStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        if !Option::is_none(&self.last_scale_time) { w.field("lastScaleTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.last_scale_time, w); }
+        if !Option::is_none(&self.current_replicas) { w.field("currentReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current_replicas, w); }
+        w.field("desiredReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.desired_replicas, w);
+        if !Vec::is_empty(&self.current_metrics) { w.field("currentMetrics"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current_metrics, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !Option::is_none(&self.current_cpu_utilization_percentage) { w.field("currentCPUUtilizationPercentage"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current_cpu_utilization_percentage, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscalerStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerStatus {
@@ -677,13 +863,27 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerStatus {
 }
 
 /// Hub (internal) `MetricIdentifier` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricIdentifier {
     /// `name`
     pub name: String,
     /// `selector`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MetricIdentifier {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MetricIdentifier {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MetricIdentifier {
@@ -715,25 +915,39 @@ impl<'de> ::serde::Deserialize<'de> for MetricIdentifier {
 }
 
 /// Hub (internal) `MetricSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricSpec {
     /// `type`
     pub r#type: String,
     /// `object`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub object: Option<crate::hub::autoscaling::ObjectMetricSource>,
     /// `pods`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pods: Option<crate::hub::autoscaling::PodsMetricSource>,
     /// `resource`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::hub::autoscaling::ResourceMetricSource>,
     /// `containerResource`
-    #[serde(rename = "containerResource", skip_serializing_if = "Option::is_none")]
     pub container_resource: Option<crate::hub::autoscaling::ContainerResourceMetricSource>,
     /// `external`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<crate::hub::autoscaling::ExternalMetricSource>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MetricSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        if !Option::is_none(&self.object) { w.field("object"); ::kapi_apimachinery::write::WriteJson::write_json(&self.object, w); }
+        if !Option::is_none(&self.pods) { w.field("pods"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pods, w); }
+        if !Option::is_none(&self.resource) { w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w); }
+        if !Option::is_none(&self.container_resource) { w.field("containerResource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container_resource, w); }
+        if !Option::is_none(&self.external) { w.field("external"); ::kapi_apimachinery::write::WriteJson::write_json(&self.external, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MetricSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MetricSpec {
@@ -773,25 +987,39 @@ impl<'de> ::serde::Deserialize<'de> for MetricSpec {
 }
 
 /// Hub (internal) `MetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricStatus {
     /// `type`
     pub r#type: String,
     /// `object`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub object: Option<crate::hub::autoscaling::ObjectMetricStatus>,
     /// `pods`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pods: Option<crate::hub::autoscaling::PodsMetricStatus>,
     /// `resource`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::hub::autoscaling::ResourceMetricStatus>,
     /// `containerResource`
-    #[serde(rename = "containerResource", skip_serializing_if = "Option::is_none")]
     pub container_resource: Option<crate::hub::autoscaling::ContainerResourceMetricStatus>,
     /// `external`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<crate::hub::autoscaling::ExternalMetricStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        if !Option::is_none(&self.object) { w.field("object"); ::kapi_apimachinery::write::WriteJson::write_json(&self.object, w); }
+        if !Option::is_none(&self.pods) { w.field("pods"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pods, w); }
+        if !Option::is_none(&self.resource) { w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w); }
+        if !Option::is_none(&self.container_resource) { w.field("containerResource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container_resource, w); }
+        if !Option::is_none(&self.external) { w.field("external"); ::kapi_apimachinery::write::WriteJson::write_json(&self.external, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MetricStatus {
@@ -831,19 +1059,33 @@ impl<'de> ::serde::Deserialize<'de> for MetricStatus {
 }
 
 /// Hub (internal) `MetricTarget` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricTarget {
     /// `type`
     pub r#type: String,
     /// `value`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<::kapi_apimachinery::Quantity>,
     /// `averageValue`
-    #[serde(rename = "averageValue", skip_serializing_if = "Option::is_none")]
     pub average_value: Option<::kapi_apimachinery::Quantity>,
     /// `averageUtilization`
-    #[serde(rename = "averageUtilization", skip_serializing_if = "Option::is_none")]
     pub average_utilization: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MetricTarget {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        if !Option::is_none(&self.value) { w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w); }
+        if !Option::is_none(&self.average_value) { w.field("averageValue"); ::kapi_apimachinery::write::WriteJson::write_json(&self.average_value, w); }
+        if !Option::is_none(&self.average_utilization) { w.field("averageUtilization"); ::kapi_apimachinery::write::WriteJson::write_json(&self.average_utilization, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MetricTarget {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MetricTarget {
@@ -879,17 +1121,30 @@ impl<'de> ::serde::Deserialize<'de> for MetricTarget {
 }
 
 /// Hub (internal) `MetricValueStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricValueStatus {
     /// `value`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<::kapi_apimachinery::Quantity>,
     /// `averageValue`
-    #[serde(rename = "averageValue", skip_serializing_if = "Option::is_none")]
     pub average_value: Option<::kapi_apimachinery::Quantity>,
     /// `averageUtilization`
-    #[serde(rename = "averageUtilization", skip_serializing_if = "Option::is_none")]
     pub average_utilization: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MetricValueStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.value) { w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w); }
+        if !Option::is_none(&self.average_value) { w.field("averageValue"); ::kapi_apimachinery::write::WriteJson::write_json(&self.average_value, w); }
+        if !Option::is_none(&self.average_utilization) { w.field("averageUtilization"); ::kapi_apimachinery::write::WriteJson::write_json(&self.average_utilization, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MetricValueStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MetricValueStatus {
@@ -923,15 +1178,30 @@ impl<'de> ::serde::Deserialize<'de> for MetricValueStatus {
 }
 
 /// Hub (internal) `ObjectMetricSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ObjectMetricSource {
     /// `describedObject`
-    #[serde(rename = "describedObject")]
     pub described_object: crate::hub::autoscaling::CrossVersionObjectReference,
     /// `target`
     pub target: crate::hub::autoscaling::MetricTarget,
     /// `metric`
     pub metric: crate::hub::autoscaling::MetricIdentifier,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ObjectMetricSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("describedObject"); ::kapi_apimachinery::write::WriteJson::write_json(&self.described_object, w);
+        w.field("target"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target, w);
+        w.field("metric"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metric, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ObjectMetricSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ObjectMetricSource {
@@ -965,15 +1235,30 @@ impl<'de> ::serde::Deserialize<'de> for ObjectMetricSource {
 }
 
 /// Hub (internal) `ObjectMetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ObjectMetricStatus {
     /// `metric`
     pub metric: crate::hub::autoscaling::MetricIdentifier,
     /// `current`
     pub current: crate::hub::autoscaling::MetricValueStatus,
     /// `describedObject`
-    #[serde(rename = "describedObject")]
     pub described_object: crate::hub::autoscaling::CrossVersionObjectReference,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ObjectMetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metric"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metric, w);
+        w.field("current"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current, w);
+        w.field("describedObject"); ::kapi_apimachinery::write::WriteJson::write_json(&self.described_object, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ObjectMetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ObjectMetricStatus {
@@ -1007,12 +1292,27 @@ impl<'de> ::serde::Deserialize<'de> for ObjectMetricStatus {
 }
 
 /// Hub (internal) `PodsMetricSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodsMetricSource {
     /// `metric`
     pub metric: crate::hub::autoscaling::MetricIdentifier,
     /// `target`
     pub target: crate::hub::autoscaling::MetricTarget,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodsMetricSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metric"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metric, w);
+        w.field("target"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodsMetricSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodsMetricSource {
@@ -1044,12 +1344,27 @@ impl<'de> ::serde::Deserialize<'de> for PodsMetricSource {
 }
 
 /// Hub (internal) `PodsMetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodsMetricStatus {
     /// `metric`
     pub metric: crate::hub::autoscaling::MetricIdentifier,
     /// `current`
     pub current: crate::hub::autoscaling::MetricValueStatus,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodsMetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metric"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metric, w);
+        w.field("current"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodsMetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodsMetricStatus {
@@ -1081,12 +1396,27 @@ impl<'de> ::serde::Deserialize<'de> for PodsMetricStatus {
 }
 
 /// Hub (internal) `ResourceMetricSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceMetricSource {
     /// `name`
     pub name: String,
     /// `target`
     pub target: crate::hub::autoscaling::MetricTarget,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceMetricSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("target"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceMetricSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceMetricSource {
@@ -1118,12 +1448,27 @@ impl<'de> ::serde::Deserialize<'de> for ResourceMetricSource {
 }
 
 /// Hub (internal) `ResourceMetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceMetricStatus {
     /// `name`
     pub name: String,
     /// `current`
     pub current: crate::hub::autoscaling::MetricValueStatus,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceMetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("current"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceMetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceMetricStatus {
@@ -1155,23 +1500,36 @@ impl<'de> ::serde::Deserialize<'de> for ResourceMetricStatus {
 }
 
 /// Hub (internal) `Scale` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Scale {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::autoscaling::ScaleSpec>,
     /// `status`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::autoscaling::ScaleStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Scale {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.spec) { w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w); }
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Scale {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Scale {
@@ -1210,7 +1568,7 @@ impl<'de> ::serde::Deserialize<'de> for Scale {
 
 impl ::kapi_apimachinery::HubObject for Scale {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1244,11 +1602,24 @@ impl ::kapi_apimachinery::HubObject for Scale {
 }
 
 /// Hub (internal) `ScaleSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScaleSpec {
     /// `replicas`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ScaleSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.replicas) { w.field("replicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.replicas, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ScaleSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ScaleSpec {
@@ -1278,13 +1649,27 @@ impl<'de> ::serde::Deserialize<'de> for ScaleSpec {
 }
 
 /// Hub (internal) `ScaleStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScaleStatus {
     /// `replicas`
     pub replicas: i32,
     /// `selector`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ScaleStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("replicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.replicas, w);
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ScaleStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ScaleStatus {

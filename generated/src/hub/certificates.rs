@@ -2,23 +2,36 @@
 //! Hub (internal) types of the `certificates` group.
 
 /// Hub (internal) `CertificateSigningRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequest {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::certificates::CertificateSigningRequestSpec>,
     /// `status`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::certificates::CertificateSigningRequestStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CertificateSigningRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.spec) { w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w); }
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CertificateSigningRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequest {
@@ -57,7 +70,7 @@ impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequest {
 
 impl ::kapi_apimachinery::HubObject for CertificateSigningRequest {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -91,26 +104,39 @@ impl ::kapi_apimachinery::HubObject for CertificateSigningRequest {
 }
 
 /// Hub (internal) `CertificateSigningRequestCondition` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestCondition {
     /// `type`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// `status`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// `reason`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// `message`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// `lastUpdateTime`
-    #[serde(rename = "lastUpdateTime", skip_serializing_if = "Option::is_none")]
     pub last_update_time: Option<::kapi_apimachinery::Time>,
     /// `lastTransitionTime`
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CertificateSigningRequestCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        if !Option::is_none(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !Option::is_none(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !Option::is_none(&self.last_update_time) { w.field("lastUpdateTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.last_update_time, w); }
+        if !Option::is_none(&self.last_transition_time) { w.field("lastTransitionTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.last_transition_time, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CertificateSigningRequestCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestCondition {
@@ -150,20 +176,33 @@ impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestCondition {
 }
 
 /// Hub (internal) `CertificateSigningRequestList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::certificates::CertificateSigningRequest>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CertificateSigningRequestList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CertificateSigningRequestList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestList {
@@ -200,7 +239,7 @@ impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestList {
 
 impl ::kapi_apimachinery::HubObject for CertificateSigningRequestList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -234,32 +273,45 @@ impl ::kapi_apimachinery::HubObject for CertificateSigningRequestList {
 }
 
 /// Hub (internal) `CertificateSigningRequestSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestSpec {
     /// `request`
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub request: Option<Vec<u8>>,
     /// `signerName`
-    #[serde(rename = "signerName", skip_serializing_if = "Option::is_none")]
     pub signer_name: Option<String>,
     /// `expirationSeconds`
-    #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i32>,
     /// `usages`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub usages: Vec<String>,
     /// `username`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub username: Option<String>,
     /// `uid`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
     /// `groups`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
     /// `extra`
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub extra: ::std::collections::BTreeMap<String, crate::hub::certificates::ExtraValue>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CertificateSigningRequestSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.request) { w.field("request"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.request, w); }
+        if !Option::is_none(&self.signer_name) { w.field("signerName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.signer_name, w); }
+        if !Option::is_none(&self.expiration_seconds) { w.field("expirationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expiration_seconds, w); }
+        if !Vec::is_empty(&self.usages) { w.field("usages"); ::kapi_apimachinery::write::WriteJson::write_json(&self.usages, w); }
+        if !Option::is_none(&self.username) { w.field("username"); ::kapi_apimachinery::write::WriteJson::write_json(&self.username, w); }
+        if !Option::is_none(&self.uid) { w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w); }
+        if !Vec::is_empty(&self.groups) { w.field("groups"); ::kapi_apimachinery::write::WriteJson::write_json(&self.groups, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.extra) { w.field("extra"); ::kapi_apimachinery::write::WriteJson::write_json(&self.extra, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CertificateSigningRequestSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestSpec {
@@ -303,14 +355,27 @@ impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestSpec {
 }
 
 /// Hub (internal) `CertificateSigningRequestStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestStatus {
     /// `conditions`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::hub::certificates::CertificateSigningRequestCondition>,
     /// `certificate`
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub certificate: Option<Vec<u8>>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CertificateSigningRequestStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !Option::is_none(&self.certificate) { w.field("certificate"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.certificate, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CertificateSigningRequestStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestStatus {
@@ -342,19 +407,33 @@ impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestStatus {
 }
 
 /// Hub (internal) `ClusterTrustBundle` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterTrustBundle {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
     pub spec: crate::hub::certificates::ClusterTrustBundleSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ClusterTrustBundle {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ClusterTrustBundle {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundle {
@@ -391,7 +470,7 @@ impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundle {
 
 impl ::kapi_apimachinery::HubObject for ClusterTrustBundle {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -425,20 +504,33 @@ impl ::kapi_apimachinery::HubObject for ClusterTrustBundle {
 }
 
 /// Hub (internal) `ClusterTrustBundleList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterTrustBundleList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::certificates::ClusterTrustBundle>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ClusterTrustBundleList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ClusterTrustBundleList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundleList {
@@ -475,7 +567,7 @@ impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundleList {
 
 impl ::kapi_apimachinery::HubObject for ClusterTrustBundleList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -509,14 +601,27 @@ impl ::kapi_apimachinery::HubObject for ClusterTrustBundleList {
 }
 
 /// Hub (internal) `ClusterTrustBundleSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterTrustBundleSpec {
     /// `signerName`
-    #[serde(rename = "signerName", skip_serializing_if = "Option::is_none")]
     pub signer_name: Option<String>,
     /// `trustBundle`
-    #[serde(rename = "trustBundle")]
     pub trust_bundle: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ClusterTrustBundleSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.signer_name) { w.field("signerName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.signer_name, w); }
+        w.field("trustBundle"); ::kapi_apimachinery::write::WriteJson::write_json(&self.trust_bundle, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ClusterTrustBundleSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundleSpec {
@@ -548,11 +653,24 @@ impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundleSpec {
 }
 
 /// Hub (internal) `ExtraValue` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExtraValue {
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExtraValue {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExtraValue {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExtraValue {
@@ -582,22 +700,36 @@ impl<'de> ::serde::Deserialize<'de> for ExtraValue {
 }
 
 /// Hub (internal) `PodCertificateRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateRequest {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
     pub spec: crate::hub::certificates::PodCertificateRequestSpec,
     /// `status`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::certificates::PodCertificateRequestStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodCertificateRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodCertificateRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequest {
@@ -636,7 +768,7 @@ impl<'de> ::serde::Deserialize<'de> for PodCertificateRequest {
 
 impl ::kapi_apimachinery::HubObject for PodCertificateRequest {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -670,20 +802,33 @@ impl ::kapi_apimachinery::HubObject for PodCertificateRequest {
 }
 
 /// Hub (internal) `PodCertificateRequestList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateRequestList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::certificates::PodCertificateRequest>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodCertificateRequestList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodCertificateRequestList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequestList {
@@ -720,7 +865,7 @@ impl<'de> ::serde::Deserialize<'de> for PodCertificateRequestList {
 
 impl ::kapi_apimachinery::HubObject for PodCertificateRequestList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -754,44 +899,57 @@ impl ::kapi_apimachinery::HubObject for PodCertificateRequestList {
 }
 
 /// Hub (internal) `PodCertificateRequestSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateRequestSpec {
     /// `signerName`
-    #[serde(rename = "signerName")]
     pub signer_name: String,
     /// `podName`
-    #[serde(rename = "podName")]
     pub pod_name: String,
     /// `podUID`
-    #[serde(rename = "podUID")]
     pub pod_uid: String,
     /// `serviceAccountName`
-    #[serde(rename = "serviceAccountName")]
     pub service_account_name: String,
     /// `serviceAccountUID`
-    #[serde(rename = "serviceAccountUID")]
     pub service_account_uid: String,
     /// `nodeName`
-    #[serde(rename = "nodeName")]
     pub node_name: String,
     /// `nodeUID`
-    #[serde(rename = "nodeUID")]
     pub node_uid: String,
     /// `maxExpirationSeconds`
-    #[serde(rename = "maxExpirationSeconds", skip_serializing_if = "Option::is_none")]
     pub max_expiration_seconds: Option<i32>,
     /// `pkixPublicKey`
-    #[serde(rename = "pkixPublicKey", skip_serializing_if = "Option::is_none", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub pkix_public_key: Option<Vec<u8>>,
     /// `proofOfPossession`
-    #[serde(rename = "proofOfPossession", skip_serializing_if = "Option::is_none", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub proof_of_possession: Option<Vec<u8>>,
     /// `stubPKCS10Request`
-    #[serde(rename = "stubPKCS10Request", serialize_with = "::kapi_apimachinery::serde_bytes::base64_vec::serialize")]
     pub stub_pkcs10_request: Vec<u8>,
     /// `unverifiedUserAnnotations`
-    #[serde(rename = "unverifiedUserAnnotations", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub unverified_user_annotations: ::std::collections::BTreeMap<String, String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodCertificateRequestSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("signerName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.signer_name, w);
+        w.field("podName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_name, w);
+        w.field("podUID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_uid, w);
+        w.field("serviceAccountName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_account_name, w);
+        w.field("serviceAccountUID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_account_uid, w);
+        w.field("nodeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_name, w);
+        w.field("nodeUID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_uid, w);
+        if !Option::is_none(&self.max_expiration_seconds) { w.field("maxExpirationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_expiration_seconds, w); }
+        if !Option::is_none(&self.pkix_public_key) { w.field("pkixPublicKey"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.pkix_public_key, w); }
+        if !Option::is_none(&self.proof_of_possession) { w.field("proofOfPossession"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.proof_of_possession, w); }
+        w.field("stubPKCS10Request"); ::kapi_apimachinery::serde_bytes::base64_vec::write(&self.stub_pkcs10_request, w);
+        if !::std::collections::BTreeMap::is_empty(&self.unverified_user_annotations) { w.field("unverifiedUserAnnotations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.unverified_user_annotations, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodCertificateRequestSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequestSpec {
@@ -843,23 +1001,36 @@ impl<'de> ::serde::Deserialize<'de> for PodCertificateRequestSpec {
 }
 
 /// Hub (internal) `PodCertificateRequestStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateRequestStatus {
     /// `conditions`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
     /// `certificateChain`
-    #[serde(rename = "certificateChain", skip_serializing_if = "Option::is_none")]
     pub certificate_chain: Option<String>,
     /// `notBefore`
-    #[serde(rename = "notBefore", skip_serializing_if = "Option::is_none")]
     pub not_before: Option<::kapi_apimachinery::Time>,
     /// `beginRefreshAt`
-    #[serde(rename = "beginRefreshAt", skip_serializing_if = "Option::is_none")]
     pub begin_refresh_at: Option<::kapi_apimachinery::Time>,
     /// `notAfter`
-    #[serde(rename = "notAfter", skip_serializing_if = "Option::is_none")]
     pub not_after: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodCertificateRequestStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !Option::is_none(&self.certificate_chain) { w.field("certificateChain"); ::kapi_apimachinery::write::WriteJson::write_json(&self.certificate_chain, w); }
+        if !Option::is_none(&self.not_before) { w.field("notBefore"); ::kapi_apimachinery::write::WriteJson::write_json(&self.not_before, w); }
+        if !Option::is_none(&self.begin_refresh_at) { w.field("beginRefreshAt"); ::kapi_apimachinery::write::WriteJson::write_json(&self.begin_refresh_at, w); }
+        if !Option::is_none(&self.not_after) { w.field("notAfter"); ::kapi_apimachinery::write::WriteJson::write_json(&self.not_after, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodCertificateRequestStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequestStatus {

@@ -2,20 +2,33 @@
 //! Hub (internal) types of the `coordination` group.
 
 /// Hub (internal) `Lease` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Lease {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::coordination::LeaseSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Lease {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.spec) { w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Lease {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Lease {
@@ -52,7 +65,7 @@ impl<'de> ::serde::Deserialize<'de> for Lease {
 
 impl ::kapi_apimachinery::HubObject for Lease {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -86,19 +99,33 @@ impl ::kapi_apimachinery::HubObject for Lease {
 }
 
 /// Hub (internal) `LeaseCandidate` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseCandidate {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
     pub spec: crate::hub::coordination::LeaseCandidateSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LeaseCandidate {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LeaseCandidate {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LeaseCandidate {
@@ -135,7 +162,7 @@ impl<'de> ::serde::Deserialize<'de> for LeaseCandidate {
 
 impl ::kapi_apimachinery::HubObject for LeaseCandidate {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -169,20 +196,33 @@ impl ::kapi_apimachinery::HubObject for LeaseCandidate {
 }
 
 /// Hub (internal) `LeaseCandidateList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseCandidateList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::coordination::LeaseCandidate>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LeaseCandidateList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LeaseCandidateList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LeaseCandidateList {
@@ -219,7 +259,7 @@ impl<'de> ::serde::Deserialize<'de> for LeaseCandidateList {
 
 impl ::kapi_apimachinery::HubObject for LeaseCandidateList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -253,25 +293,39 @@ impl ::kapi_apimachinery::HubObject for LeaseCandidateList {
 }
 
 /// Hub (internal) `LeaseCandidateSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseCandidateSpec {
     /// `leaseName`
-    #[serde(rename = "leaseName")]
     pub lease_name: String,
     /// `pingTime`
-    #[serde(rename = "pingTime", skip_serializing_if = "Option::is_none")]
     pub ping_time: Option<::kapi_apimachinery::MicroTime>,
     /// `renewTime`
-    #[serde(rename = "renewTime", skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<::kapi_apimachinery::MicroTime>,
     /// `binaryVersion`
-    #[serde(rename = "binaryVersion")]
     pub binary_version: String,
     /// `emulationVersion`
-    #[serde(rename = "emulationVersion", skip_serializing_if = "Option::is_none")]
     pub emulation_version: Option<String>,
     /// `strategy`
     pub strategy: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LeaseCandidateSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("leaseName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lease_name, w);
+        if !Option::is_none(&self.ping_time) { w.field("pingTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ping_time, w); }
+        if !Option::is_none(&self.renew_time) { w.field("renewTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.renew_time, w); }
+        w.field("binaryVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binary_version, w);
+        if !Option::is_none(&self.emulation_version) { w.field("emulationVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.emulation_version, w); }
+        w.field("strategy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.strategy, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LeaseCandidateSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LeaseCandidateSpec {
@@ -311,20 +365,33 @@ impl<'de> ::serde::Deserialize<'de> for LeaseCandidateSpec {
 }
 
 /// Hub (internal) `LeaseList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::coordination::Lease>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LeaseList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LeaseList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LeaseList {
@@ -361,7 +428,7 @@ impl<'de> ::serde::Deserialize<'de> for LeaseList {
 
 impl ::kapi_apimachinery::HubObject for LeaseList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -395,29 +462,42 @@ impl ::kapi_apimachinery::HubObject for LeaseList {
 }
 
 /// Hub (internal) `LeaseSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseSpec {
     /// `holderIdentity`
-    #[serde(rename = "holderIdentity", skip_serializing_if = "Option::is_none")]
     pub holder_identity: Option<String>,
     /// `leaseDurationSeconds`
-    #[serde(rename = "leaseDurationSeconds", skip_serializing_if = "Option::is_none")]
     pub lease_duration_seconds: Option<i32>,
     /// `acquireTime`
-    #[serde(rename = "acquireTime", skip_serializing_if = "Option::is_none")]
     pub acquire_time: Option<::kapi_apimachinery::MicroTime>,
     /// `renewTime`
-    #[serde(rename = "renewTime", skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<::kapi_apimachinery::MicroTime>,
     /// `leaseTransitions`
-    #[serde(rename = "leaseTransitions", skip_serializing_if = "Option::is_none")]
     pub lease_transitions: Option<i32>,
     /// `strategy`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
     /// `preferredHolder`
-    #[serde(rename = "preferredHolder", skip_serializing_if = "Option::is_none")]
     pub preferred_holder: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LeaseSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.holder_identity) { w.field("holderIdentity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.holder_identity, w); }
+        if !Option::is_none(&self.lease_duration_seconds) { w.field("leaseDurationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lease_duration_seconds, w); }
+        if !Option::is_none(&self.acquire_time) { w.field("acquireTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.acquire_time, w); }
+        if !Option::is_none(&self.renew_time) { w.field("renewTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.renew_time, w); }
+        if !Option::is_none(&self.lease_transitions) { w.field("leaseTransitions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lease_transitions, w); }
+        if !Option::is_none(&self.strategy) { w.field("strategy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.strategy, w); }
+        if !Option::is_none(&self.preferred_holder) { w.field("preferredHolder"); ::kapi_apimachinery::write::WriteJson::write_json(&self.preferred_holder, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LeaseSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LeaseSpec {

@@ -2,17 +2,30 @@
 //! Hub (internal) types of the `networking` group.
 
 /// Hub (internal) `HTTPIngressPath` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HTTPIngressPath {
     /// `path`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// `pathType`
-    #[serde(rename = "pathType", skip_serializing_if = "Option::is_none")]
     pub path_type: Option<String>,
     /// `backend`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub backend: Option<crate::hub::networking::IngressBackend>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HTTPIngressPath {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        if !Option::is_none(&self.path_type) { w.field("pathType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path_type, w); }
+        if !Option::is_none(&self.backend) { w.field("backend"); ::kapi_apimachinery::write::WriteJson::write_json(&self.backend, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HTTPIngressPath {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HTTPIngressPath {
@@ -46,11 +59,24 @@ impl<'de> ::serde::Deserialize<'de> for HTTPIngressPath {
 }
 
 /// Hub (internal) `HTTPIngressRuleValue` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HTTPIngressRuleValue {
     /// `paths`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<crate::hub::networking::HTTPIngressPath>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HTTPIngressRuleValue {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.paths) { w.field("paths"); ::kapi_apimachinery::write::WriteJson::write_json(&self.paths, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HTTPIngressRuleValue {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HTTPIngressRuleValue {
@@ -80,19 +106,33 @@ impl<'de> ::serde::Deserialize<'de> for HTTPIngressRuleValue {
 }
 
 /// Hub (internal) `IPAddress` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IPAddress {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
     pub spec: crate::hub::networking::IPAddressSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IPAddress {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IPAddress {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IPAddress {
@@ -129,7 +169,7 @@ impl<'de> ::serde::Deserialize<'de> for IPAddress {
 
 impl ::kapi_apimachinery::HubObject for IPAddress {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -163,20 +203,33 @@ impl ::kapi_apimachinery::HubObject for IPAddress {
 }
 
 /// Hub (internal) `IPAddressList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IPAddressList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::networking::IPAddress>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IPAddressList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IPAddressList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IPAddressList {
@@ -213,7 +266,7 @@ impl<'de> ::serde::Deserialize<'de> for IPAddressList {
 
 impl ::kapi_apimachinery::HubObject for IPAddressList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -247,11 +300,24 @@ impl ::kapi_apimachinery::HubObject for IPAddressList {
 }
 
 /// Hub (internal) `IPAddressSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IPAddressSpec {
     /// `parentRef`
-    #[serde(rename = "parentRef")]
     pub parent_ref: crate::hub::networking::ParentReference,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IPAddressSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("parentRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parent_ref, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IPAddressSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IPAddressSpec {
@@ -281,13 +347,27 @@ impl<'de> ::serde::Deserialize<'de> for IPAddressSpec {
 }
 
 /// Hub (internal) `IPBlock` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IPBlock {
     /// `cidr`
     pub cidr: String,
     /// `except`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub except: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IPBlock {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("cidr"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cidr, w);
+        if !Vec::is_empty(&self.except) { w.field("except"); ::kapi_apimachinery::write::WriteJson::write_json(&self.except, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IPBlock {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IPBlock {
@@ -319,23 +399,36 @@ impl<'de> ::serde::Deserialize<'de> for IPBlock {
 }
 
 /// Hub (internal) `Ingress` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Ingress {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::networking::IngressSpec>,
     /// `status`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::networking::IngressStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Ingress {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.spec) { w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w); }
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Ingress {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Ingress {
@@ -374,7 +467,7 @@ impl<'de> ::serde::Deserialize<'de> for Ingress {
 
 impl ::kapi_apimachinery::HubObject for Ingress {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -408,20 +501,33 @@ impl ::kapi_apimachinery::HubObject for Ingress {
 }
 
 /// Hub (internal) `IngressBackend` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressBackend {
     /// `service`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<crate::hub::networking::IngressServiceBackend>,
     /// `resource`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::api::core::v1::TypedLocalObjectReference>,
     /// `serviceName`
-    #[serde(rename = "serviceName", skip_serializing_if = "Option::is_none")]
     pub service_name: Option<String>,
     /// `servicePort`
-    #[serde(rename = "servicePort", skip_serializing_if = "Option::is_none")]
     pub service_port: Option<::kapi_apimachinery::IntOrString>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressBackend {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.service) { w.field("service"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service, w); }
+        if !Option::is_none(&self.resource) { w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w); }
+        if !Option::is_none(&self.service_name) { w.field("serviceName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_name, w); }
+        if !Option::is_none(&self.service_port) { w.field("servicePort"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_port, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressBackend {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressBackend {
@@ -457,20 +563,33 @@ impl<'de> ::serde::Deserialize<'de> for IngressBackend {
 }
 
 /// Hub (internal) `IngressClass` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressClass {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::networking::IngressClassSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressClass {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.spec) { w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressClass {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressClass {
@@ -507,7 +626,7 @@ impl<'de> ::serde::Deserialize<'de> for IngressClass {
 
 impl ::kapi_apimachinery::HubObject for IngressClass {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -541,20 +660,33 @@ impl ::kapi_apimachinery::HubObject for IngressClass {
 }
 
 /// Hub (internal) `IngressClassList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressClassList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::networking::IngressClass>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressClassList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressClassList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressClassList {
@@ -591,7 +723,7 @@ impl<'de> ::serde::Deserialize<'de> for IngressClassList {
 
 impl ::kapi_apimachinery::HubObject for IngressClassList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -625,23 +757,36 @@ impl ::kapi_apimachinery::HubObject for IngressClassList {
 }
 
 /// Hub (internal) `IngressClassParametersReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressClassParametersReference {
     /// `apiGroup`
-    #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
     pub api_group: Option<String>,
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `name`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `scope`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// `namespace`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressClassParametersReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.api_group) { w.field("apiGroup"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_group, w); }
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Option::is_none(&self.scope) { w.field("scope"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scope, w); }
+        if !Option::is_none(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressClassParametersReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressClassParametersReference {
@@ -679,14 +824,27 @@ impl<'de> ::serde::Deserialize<'de> for IngressClassParametersReference {
 }
 
 /// Hub (internal) `IngressClassSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressClassSpec {
     /// `controller`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub controller: Option<String>,
     /// `parameters`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub parameters: Option<crate::hub::networking::IngressClassParametersReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressClassSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.controller) { w.field("controller"); ::kapi_apimachinery::write::WriteJson::write_json(&self.controller, w); }
+        if !Option::is_none(&self.parameters) { w.field("parameters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parameters, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressClassSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressClassSpec {
@@ -718,20 +876,33 @@ impl<'de> ::serde::Deserialize<'de> for IngressClassSpec {
 }
 
 /// Hub (internal) `IngressList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::networking::Ingress>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressList {
@@ -768,7 +939,7 @@ impl<'de> ::serde::Deserialize<'de> for IngressList {
 
 impl ::kapi_apimachinery::HubObject for IngressList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -802,17 +973,30 @@ impl ::kapi_apimachinery::HubObject for IngressList {
 }
 
 /// Hub (internal) `IngressLoadBalancerIngress` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressLoadBalancerIngress {
     /// `ip`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip: Option<String>,
     /// `hostname`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
     /// `ports`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::hub::networking::IngressPortStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressLoadBalancerIngress {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.ip) { w.field("ip"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ip, w); }
+        if !Option::is_none(&self.hostname) { w.field("hostname"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hostname, w); }
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressLoadBalancerIngress {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressLoadBalancerIngress {
@@ -846,11 +1030,24 @@ impl<'de> ::serde::Deserialize<'de> for IngressLoadBalancerIngress {
 }
 
 /// Hub (internal) `IngressLoadBalancerStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressLoadBalancerStatus {
     /// `ingress`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ingress: Vec<crate::hub::networking::IngressLoadBalancerIngress>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressLoadBalancerStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.ingress) { w.field("ingress"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ingress, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressLoadBalancerStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressLoadBalancerStatus {
@@ -880,17 +1077,30 @@ impl<'de> ::serde::Deserialize<'de> for IngressLoadBalancerStatus {
 }
 
 /// Hub (internal) `IngressPortStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressPortStatus {
     /// `port`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
     /// `protocol`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// `error`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressPortStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.port) { w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w); }
+        if !Option::is_none(&self.protocol) { w.field("protocol"); ::kapi_apimachinery::write::WriteJson::write_json(&self.protocol, w); }
+        if !Option::is_none(&self.error) { w.field("error"); ::kapi_apimachinery::write::WriteJson::write_json(&self.error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressPortStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressPortStatus {
@@ -924,14 +1134,27 @@ impl<'de> ::serde::Deserialize<'de> for IngressPortStatus {
 }
 
 /// Hub (internal) `IngressRule` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressRule {
     /// `host`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
     /// `http`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub http: Option<crate::hub::networking::HTTPIngressRuleValue>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.host) { w.field("host"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host, w); }
+        if !Option::is_none(&self.http) { w.field("http"); ::kapi_apimachinery::write::WriteJson::write_json(&self.http, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressRule {
@@ -963,13 +1186,27 @@ impl<'de> ::serde::Deserialize<'de> for IngressRule {
 }
 
 /// Hub (internal) `IngressServiceBackend` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressServiceBackend {
     /// `name`
     pub name: String,
     /// `port`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<crate::hub::networking::ServiceBackendPort>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressServiceBackend {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Option::is_none(&self.port) { w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressServiceBackend {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressServiceBackend {
@@ -1001,23 +1238,36 @@ impl<'de> ::serde::Deserialize<'de> for IngressServiceBackend {
 }
 
 /// Hub (internal) `IngressSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressSpec {
     /// `ingressClassName`
-    #[serde(rename = "ingressClassName", skip_serializing_if = "Option::is_none")]
     pub ingress_class_name: Option<String>,
     /// `defaultBackend`
-    #[serde(rename = "defaultBackend", skip_serializing_if = "Option::is_none")]
     pub default_backend: Option<crate::hub::networking::IngressBackend>,
     /// `tls`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tls: Vec<crate::hub::networking::IngressTLS>,
     /// `rules`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<crate::hub::networking::IngressRule>,
     /// `backend`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub backend: Option<crate::hub::networking::IngressBackend>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.ingress_class_name) { w.field("ingressClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ingress_class_name, w); }
+        if !Option::is_none(&self.default_backend) { w.field("defaultBackend"); ::kapi_apimachinery::write::WriteJson::write_json(&self.default_backend, w); }
+        if !Vec::is_empty(&self.tls) { w.field("tls"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tls, w); }
+        if !Vec::is_empty(&self.rules) { w.field("rules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rules, w); }
+        if !Option::is_none(&self.backend) { w.field("backend"); ::kapi_apimachinery::write::WriteJson::write_json(&self.backend, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressSpec {
@@ -1055,11 +1305,24 @@ impl<'de> ::serde::Deserialize<'de> for IngressSpec {
 }
 
 /// Hub (internal) `IngressStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressStatus {
     /// `loadBalancer`
-    #[serde(rename = "loadBalancer", skip_serializing_if = "Option::is_none")]
     pub load_balancer: Option<crate::hub::networking::IngressLoadBalancerStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.load_balancer) { w.field("loadBalancer"); ::kapi_apimachinery::write::WriteJson::write_json(&self.load_balancer, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressStatus {
@@ -1089,14 +1352,27 @@ impl<'de> ::serde::Deserialize<'de> for IngressStatus {
 }
 
 /// Hub (internal) `IngressTLS` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressTLS {
     /// `hosts`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
     /// `secretName`
-    #[serde(rename = "secretName", skip_serializing_if = "Option::is_none")]
     pub secret_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressTLS {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.hosts) { w.field("hosts"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hosts, w); }
+        if !Option::is_none(&self.secret_name) { w.field("secretName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressTLS {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressTLS {
@@ -1128,20 +1404,33 @@ impl<'de> ::serde::Deserialize<'de> for IngressTLS {
 }
 
 /// Hub (internal) `NetworkPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicy {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::networking::NetworkPolicySpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.spec) { w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicy {
@@ -1178,7 +1467,7 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicy {
 
 impl ::kapi_apimachinery::HubObject for NetworkPolicy {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1212,14 +1501,27 @@ impl ::kapi_apimachinery::HubObject for NetworkPolicy {
 }
 
 /// Hub (internal) `NetworkPolicyEgressRule` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyEgressRule {
     /// `ports`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::hub::networking::NetworkPolicyPort>,
     /// `to`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub to: Vec<crate::hub::networking::NetworkPolicyPeer>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicyEgressRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        if !Vec::is_empty(&self.to) { w.field("to"); ::kapi_apimachinery::write::WriteJson::write_json(&self.to, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicyEgressRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyEgressRule {
@@ -1251,14 +1553,27 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicyEgressRule {
 }
 
 /// Hub (internal) `NetworkPolicyIngressRule` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyIngressRule {
     /// `ports`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::hub::networking::NetworkPolicyPort>,
     /// `from`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub from: Vec<crate::hub::networking::NetworkPolicyPeer>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicyIngressRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        if !Vec::is_empty(&self.from) { w.field("from"); ::kapi_apimachinery::write::WriteJson::write_json(&self.from, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicyIngressRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyIngressRule {
@@ -1290,20 +1605,33 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicyIngressRule {
 }
 
 /// Hub (internal) `NetworkPolicyList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::networking::NetworkPolicy>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicyList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicyList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyList {
@@ -1340,7 +1668,7 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicyList {
 
 impl ::kapi_apimachinery::HubObject for NetworkPolicyList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1374,17 +1702,30 @@ impl ::kapi_apimachinery::HubObject for NetworkPolicyList {
 }
 
 /// Hub (internal) `NetworkPolicyPeer` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyPeer {
     /// `podSelector`
-    #[serde(rename = "podSelector", skip_serializing_if = "Option::is_none")]
     pub pod_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `namespaceSelector`
-    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `ipBlock`
-    #[serde(rename = "ipBlock", skip_serializing_if = "Option::is_none")]
     pub ip_block: Option<crate::hub::networking::IPBlock>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicyPeer {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.pod_selector) { w.field("podSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_selector, w); }
+        if !Option::is_none(&self.namespace_selector) { w.field("namespaceSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace_selector, w); }
+        if !Option::is_none(&self.ip_block) { w.field("ipBlock"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ip_block, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicyPeer {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyPeer {
@@ -1418,17 +1759,30 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicyPeer {
 }
 
 /// Hub (internal) `NetworkPolicyPort` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyPort {
     /// `protocol`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// `port`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<::kapi_apimachinery::IntOrString>,
     /// `endPort`
-    #[serde(rename = "endPort", skip_serializing_if = "Option::is_none")]
     pub end_port: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicyPort {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.protocol) { w.field("protocol"); ::kapi_apimachinery::write::WriteJson::write_json(&self.protocol, w); }
+        if !Option::is_none(&self.port) { w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w); }
+        if !Option::is_none(&self.end_port) { w.field("endPort"); ::kapi_apimachinery::write::WriteJson::write_json(&self.end_port, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicyPort {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyPort {
@@ -1462,20 +1816,33 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicyPort {
 }
 
 /// Hub (internal) `NetworkPolicySpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicySpec {
     /// `podSelector`
-    #[serde(rename = "podSelector", skip_serializing_if = "Option::is_none")]
     pub pod_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `ingress`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ingress: Vec<crate::hub::networking::NetworkPolicyIngressRule>,
     /// `egress`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub egress: Vec<crate::hub::networking::NetworkPolicyEgressRule>,
     /// `policyTypes`
-    #[serde(rename = "policyTypes", skip_serializing_if = "Vec::is_empty")]
     pub policy_types: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicySpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.pod_selector) { w.field("podSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_selector, w); }
+        if !Vec::is_empty(&self.ingress) { w.field("ingress"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ingress, w); }
+        if !Vec::is_empty(&self.egress) { w.field("egress"); ::kapi_apimachinery::write::WriteJson::write_json(&self.egress, w); }
+        if !Vec::is_empty(&self.policy_types) { w.field("policyTypes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.policy_types, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicySpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicySpec {
@@ -1511,18 +1878,33 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicySpec {
 }
 
 /// Hub (internal) `ParentReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParentReference {
     /// `group`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
     /// `resource`
     pub resource: String,
     /// `namespace`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// `name`
     pub name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ParentReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.group) { w.field("group"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group, w); }
+        w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w);
+        if !Option::is_none(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ParentReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ParentReference {
@@ -1558,14 +1940,27 @@ impl<'de> ::serde::Deserialize<'de> for ParentReference {
 }
 
 /// Hub (internal) `ServiceBackendPort` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceBackendPort {
     /// `name`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `number`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub number: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceBackendPort {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Option::is_none(&self.number) { w.field("number"); ::kapi_apimachinery::write::WriteJson::write_json(&self.number, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceBackendPort {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceBackendPort {
@@ -1597,23 +1992,36 @@ impl<'de> ::serde::Deserialize<'de> for ServiceBackendPort {
 }
 
 /// Hub (internal) `ServiceCIDR` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceCIDR {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::networking::ServiceCIDRSpec>,
     /// `status`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::networking::ServiceCIDRStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceCIDR {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.spec) { w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w); }
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceCIDR {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceCIDR {
@@ -1652,7 +2060,7 @@ impl<'de> ::serde::Deserialize<'de> for ServiceCIDR {
 
 impl ::kapi_apimachinery::HubObject for ServiceCIDR {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1686,20 +2094,33 @@ impl ::kapi_apimachinery::HubObject for ServiceCIDR {
 }
 
 /// Hub (internal) `ServiceCIDRList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceCIDRList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::networking::ServiceCIDR>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceCIDRList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceCIDRList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceCIDRList {
@@ -1736,7 +2157,7 @@ impl<'de> ::serde::Deserialize<'de> for ServiceCIDRList {
 
 impl ::kapi_apimachinery::HubObject for ServiceCIDRList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1770,11 +2191,24 @@ impl ::kapi_apimachinery::HubObject for ServiceCIDRList {
 }
 
 /// Hub (internal) `ServiceCIDRSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceCIDRSpec {
     /// `cidrs`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cidrs: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceCIDRSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.cidrs) { w.field("cidrs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cidrs, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceCIDRSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceCIDRSpec {
@@ -1804,11 +2238,24 @@ impl<'de> ::serde::Deserialize<'de> for ServiceCIDRSpec {
 }
 
 /// Hub (internal) `ServiceCIDRStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceCIDRStatus {
     /// `conditions`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceCIDRStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceCIDRStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceCIDRStatus {

@@ -2,7 +2,7 @@
 //! Hub (internal) types of the `resource` group.
 
 /// Hub (internal) `AllocatedDeviceStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AllocatedDeviceStatus {
     /// `driver`
     pub driver: String,
@@ -11,17 +11,33 @@ pub struct AllocatedDeviceStatus {
     /// `device`
     pub device: String,
     /// `shareID`
-    #[serde(rename = "shareID", skip_serializing_if = "Option::is_none")]
     pub share_id: Option<String>,
     /// `conditions`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
     /// `data`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<::kapi_apimachinery::RawExtension>,
     /// `networkData`
-    #[serde(rename = "networkData", skip_serializing_if = "Option::is_none")]
     pub network_data: Option<crate::hub::resource::NetworkDeviceData>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AllocatedDeviceStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w);
+        w.field("pool"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool, w);
+        w.field("device"); ::kapi_apimachinery::write::WriteJson::write_json(&self.device, w);
+        if !Option::is_none(&self.share_id) { w.field("shareID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.share_id, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !Option::is_none(&self.data) { w.field("data"); ::kapi_apimachinery::write::WriteJson::write_json(&self.data, w); }
+        if !Option::is_none(&self.network_data) { w.field("networkData"); ::kapi_apimachinery::write::WriteJson::write_json(&self.network_data, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AllocatedDeviceStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AllocatedDeviceStatus {
@@ -63,17 +79,30 @@ impl<'de> ::serde::Deserialize<'de> for AllocatedDeviceStatus {
 }
 
 /// Hub (internal) `AllocationResult` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AllocationResult {
     /// `devices`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub devices: Option<crate::hub::resource::DeviceAllocationResult>,
     /// `nodeSelector`
-    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// `allocationTimestamp`
-    #[serde(rename = "allocationTimestamp", skip_serializing_if = "Option::is_none")]
     pub allocation_timestamp: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AllocationResult {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.devices) { w.field("devices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.devices, w); }
+        if !Option::is_none(&self.node_selector) { w.field("nodeSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_selector, w); }
+        if !Option::is_none(&self.allocation_timestamp) { w.field("allocationTimestamp"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocation_timestamp, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AllocationResult {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AllocationResult {
@@ -107,44 +136,57 @@ impl<'de> ::serde::Deserialize<'de> for AllocationResult {
 }
 
 /// Hub (internal) `BasicDevice` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BasicDevice {
     /// `attributes`
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub attributes: ::std::collections::BTreeMap<String, crate::hub::resource::DeviceAttribute>,
     /// `capacity`
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub capacity: ::std::collections::BTreeMap<String, crate::hub::resource::DeviceCapacity>,
     /// `consumesCounters`
-    #[serde(rename = "consumesCounters", skip_serializing_if = "Vec::is_empty")]
     pub consumes_counters: Vec<crate::hub::resource::DeviceCounterConsumption>,
     /// `nodeName`
-    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// `nodeSelector`
-    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// `allNodes`
-    #[serde(rename = "allNodes", skip_serializing_if = "Option::is_none")]
     pub all_nodes: Option<bool>,
     /// `taints`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub taints: Vec<crate::hub::resource::DeviceTaint>,
     /// `bindsToNode`
-    #[serde(rename = "bindsToNode", skip_serializing_if = "Option::is_none")]
     pub binds_to_node: Option<bool>,
     /// `bindingConditions`
-    #[serde(rename = "bindingConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_conditions: Vec<String>,
     /// `bindingFailureConditions`
-    #[serde(rename = "bindingFailureConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_failure_conditions: Vec<String>,
     /// `allowMultipleAllocations`
-    #[serde(rename = "allowMultipleAllocations", skip_serializing_if = "Option::is_none")]
     pub allow_multiple_allocations: Option<bool>,
     /// `nodeAllocatableResourceMappings`
-    #[serde(rename = "nodeAllocatableResourceMappings", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub node_allocatable_resource_mappings: ::std::collections::BTreeMap<String, crate::hub::resource::NodeAllocatableResourceMapping>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for BasicDevice {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::std::collections::BTreeMap::is_empty(&self.attributes) { w.field("attributes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attributes, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        if !Vec::is_empty(&self.consumes_counters) { w.field("consumesCounters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.consumes_counters, w); }
+        if !Option::is_none(&self.node_name) { w.field("nodeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_name, w); }
+        if !Option::is_none(&self.node_selector) { w.field("nodeSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_selector, w); }
+        if !Option::is_none(&self.all_nodes) { w.field("allNodes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.all_nodes, w); }
+        if !Vec::is_empty(&self.taints) { w.field("taints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.taints, w); }
+        if !Option::is_none(&self.binds_to_node) { w.field("bindsToNode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binds_to_node, w); }
+        if !Vec::is_empty(&self.binding_conditions) { w.field("bindingConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binding_conditions, w); }
+        if !Vec::is_empty(&self.binding_failure_conditions) { w.field("bindingFailureConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binding_failure_conditions, w); }
+        if !Option::is_none(&self.allow_multiple_allocations) { w.field("allowMultipleAllocations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allow_multiple_allocations, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.node_allocatable_resource_mappings) { w.field("nodeAllocatableResourceMappings"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_allocatable_resource_mappings, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for BasicDevice {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for BasicDevice {
@@ -196,10 +238,24 @@ impl<'de> ::serde::Deserialize<'de> for BasicDevice {
 }
 
 /// Hub (internal) `CELDeviceSelector` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CELDeviceSelector {
     /// `expression`
     pub expression: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CELDeviceSelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("expression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CELDeviceSelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CELDeviceSelector {
@@ -229,17 +285,30 @@ impl<'de> ::serde::Deserialize<'de> for CELDeviceSelector {
 }
 
 /// Hub (internal) `CapacityRequestPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CapacityRequestPolicy {
     /// `default`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<::kapi_apimachinery::Quantity>,
     /// `validValues`
-    #[serde(rename = "validValues", skip_serializing_if = "Vec::is_empty")]
     pub valid_values: Vec<::kapi_apimachinery::Quantity>,
     /// `validRange`
-    #[serde(rename = "validRange", skip_serializing_if = "Option::is_none")]
     pub valid_range: Option<crate::hub::resource::CapacityRequestPolicyRange>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CapacityRequestPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.default) { w.field("default"); ::kapi_apimachinery::write::WriteJson::write_json(&self.default, w); }
+        if !Vec::is_empty(&self.valid_values) { w.field("validValues"); ::kapi_apimachinery::write::WriteJson::write_json(&self.valid_values, w); }
+        if !Option::is_none(&self.valid_range) { w.field("validRange"); ::kapi_apimachinery::write::WriteJson::write_json(&self.valid_range, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CapacityRequestPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CapacityRequestPolicy {
@@ -273,16 +342,30 @@ impl<'de> ::serde::Deserialize<'de> for CapacityRequestPolicy {
 }
 
 /// Hub (internal) `CapacityRequestPolicyRange` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CapacityRequestPolicyRange {
     /// `min`
     pub min: ::kapi_apimachinery::Quantity,
     /// `max`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max: Option<::kapi_apimachinery::Quantity>,
     /// `step`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CapacityRequestPolicyRange {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("min"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min, w);
+        if !Option::is_none(&self.max) { w.field("max"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max, w); }
+        if !Option::is_none(&self.step) { w.field("step"); ::kapi_apimachinery::write::WriteJson::write_json(&self.step, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CapacityRequestPolicyRange {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CapacityRequestPolicyRange {
@@ -316,11 +399,24 @@ impl<'de> ::serde::Deserialize<'de> for CapacityRequestPolicyRange {
 }
 
 /// Hub (internal) `CapacityRequirements` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CapacityRequirements {
     /// `requests`
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub requests: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CapacityRequirements {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::std::collections::BTreeMap::is_empty(&self.requests) { w.field("requests"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requests, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CapacityRequirements {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CapacityRequirements {
@@ -350,10 +446,24 @@ impl<'de> ::serde::Deserialize<'de> for CapacityRequirements {
 }
 
 /// Hub (internal) `Counter` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Counter {
     /// `value`
     pub value: ::kapi_apimachinery::Quantity,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Counter {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Counter {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Counter {
@@ -383,13 +493,27 @@ impl<'de> ::serde::Deserialize<'de> for Counter {
 }
 
 /// Hub (internal) `CounterSet` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CounterSet {
     /// `name`
     pub name: String,
     /// `counters`
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub counters: ::std::collections::BTreeMap<String, crate::hub::resource::Counter>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CounterSet {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !::std::collections::BTreeMap::is_empty(&self.counters) { w.field("counters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.counters, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CounterSet {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CounterSet {
@@ -421,49 +545,63 @@ impl<'de> ::serde::Deserialize<'de> for CounterSet {
 }
 
 /// Hub (internal) `Device` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Device {
     /// `name`
     pub name: String,
     /// `attributes`
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub attributes: ::std::collections::BTreeMap<String, crate::hub::resource::DeviceAttribute>,
     /// `capacity`
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub capacity: ::std::collections::BTreeMap<String, crate::hub::resource::DeviceCapacity>,
     /// `consumesCounters`
-    #[serde(rename = "consumesCounters", skip_serializing_if = "Vec::is_empty")]
     pub consumes_counters: Vec<crate::hub::resource::DeviceCounterConsumption>,
     /// `nodeName`
-    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// `nodeSelector`
-    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// `allNodes`
-    #[serde(rename = "allNodes", skip_serializing_if = "Option::is_none")]
     pub all_nodes: Option<bool>,
     /// `taints`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub taints: Vec<crate::hub::resource::DeviceTaint>,
     /// `bindsToNode`
-    #[serde(rename = "bindsToNode", skip_serializing_if = "Option::is_none")]
     pub binds_to_node: Option<bool>,
     /// `bindingConditions`
-    #[serde(rename = "bindingConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_conditions: Vec<String>,
     /// `bindingFailureConditions`
-    #[serde(rename = "bindingFailureConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_failure_conditions: Vec<String>,
     /// `allowMultipleAllocations`
-    #[serde(rename = "allowMultipleAllocations", skip_serializing_if = "Option::is_none")]
     pub allow_multiple_allocations: Option<bool>,
     /// `nodeAllocatableResourceMappings`
-    #[serde(rename = "nodeAllocatableResourceMappings", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub node_allocatable_resource_mappings: ::std::collections::BTreeMap<String, crate::hub::resource::NodeAllocatableResourceMapping>,
     /// `basic`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub basic: Option<crate::hub::resource::BasicDevice>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Device {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !::std::collections::BTreeMap::is_empty(&self.attributes) { w.field("attributes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attributes, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        if !Vec::is_empty(&self.consumes_counters) { w.field("consumesCounters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.consumes_counters, w); }
+        if !Option::is_none(&self.node_name) { w.field("nodeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_name, w); }
+        if !Option::is_none(&self.node_selector) { w.field("nodeSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_selector, w); }
+        if !Option::is_none(&self.all_nodes) { w.field("allNodes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.all_nodes, w); }
+        if !Vec::is_empty(&self.taints) { w.field("taints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.taints, w); }
+        if !Option::is_none(&self.binds_to_node) { w.field("bindsToNode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binds_to_node, w); }
+        if !Vec::is_empty(&self.binding_conditions) { w.field("bindingConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binding_conditions, w); }
+        if !Vec::is_empty(&self.binding_failure_conditions) { w.field("bindingFailureConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binding_failure_conditions, w); }
+        if !Option::is_none(&self.allow_multiple_allocations) { w.field("allowMultipleAllocations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allow_multiple_allocations, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.node_allocatable_resource_mappings) { w.field("nodeAllocatableResourceMappings"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_allocatable_resource_mappings, w); }
+        if !Option::is_none(&self.basic) { w.field("basic"); ::kapi_apimachinery::write::WriteJson::write_json(&self.basic, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Device {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Device {
@@ -519,16 +657,30 @@ impl<'de> ::serde::Deserialize<'de> for Device {
 }
 
 /// Hub (internal) `DeviceAllocationConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceAllocationConfiguration {
     /// `source`
     pub source: String,
     /// `requests`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<String>,
     /// `opaque`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::hub::resource::OpaqueDeviceConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceAllocationConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("source"); ::kapi_apimachinery::write::WriteJson::write_json(&self.source, w);
+        if !Vec::is_empty(&self.requests) { w.field("requests"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requests, w); }
+        if !Option::is_none(&self.opaque) { w.field("opaque"); ::kapi_apimachinery::write::WriteJson::write_json(&self.opaque, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceAllocationConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceAllocationConfiguration {
@@ -562,14 +714,27 @@ impl<'de> ::serde::Deserialize<'de> for DeviceAllocationConfiguration {
 }
 
 /// Hub (internal) `DeviceAllocationResult` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceAllocationResult {
     /// `results`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub results: Vec<crate::hub::resource::DeviceRequestAllocationResult>,
     /// `config`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config: Vec<crate::hub::resource::DeviceAllocationConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceAllocationResult {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.results) { w.field("results"); ::kapi_apimachinery::write::WriteJson::write_json(&self.results, w); }
+        if !Vec::is_empty(&self.config) { w.field("config"); ::kapi_apimachinery::write::WriteJson::write_json(&self.config, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceAllocationResult {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceAllocationResult {
@@ -601,32 +766,45 @@ impl<'de> ::serde::Deserialize<'de> for DeviceAllocationResult {
 }
 
 /// Hub (internal) `DeviceAttribute` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceAttribute {
     /// `int`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub int: Option<i64>,
     /// `bool`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub bool: Option<bool>,
     /// `string`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub string: Option<String>,
     /// `version`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// `ints`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ints: Vec<i64>,
     /// `bools`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bools: Vec<bool>,
     /// `strings`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub strings: Vec<String>,
     /// `versions`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceAttribute {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.int) { w.field("int"); ::kapi_apimachinery::write::WriteJson::write_json(&self.int, w); }
+        if !Option::is_none(&self.bool) { w.field("bool"); ::kapi_apimachinery::write::WriteJson::write_json(&self.bool, w); }
+        if !Option::is_none(&self.string) { w.field("string"); ::kapi_apimachinery::write::WriteJson::write_json(&self.string, w); }
+        if !Option::is_none(&self.version) { w.field("version"); ::kapi_apimachinery::write::WriteJson::write_json(&self.version, w); }
+        if !Vec::is_empty(&self.ints) { w.field("ints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ints, w); }
+        if !Vec::is_empty(&self.bools) { w.field("bools"); ::kapi_apimachinery::write::WriteJson::write_json(&self.bools, w); }
+        if !Vec::is_empty(&self.strings) { w.field("strings"); ::kapi_apimachinery::write::WriteJson::write_json(&self.strings, w); }
+        if !Vec::is_empty(&self.versions) { w.field("versions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.versions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceAttribute {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceAttribute {
@@ -670,13 +848,27 @@ impl<'de> ::serde::Deserialize<'de> for DeviceAttribute {
 }
 
 /// Hub (internal) `DeviceCapacity` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceCapacity {
     /// `value`
     pub value: ::kapi_apimachinery::Quantity,
     /// `requestPolicy`
-    #[serde(rename = "requestPolicy", skip_serializing_if = "Option::is_none")]
     pub request_policy: Option<crate::hub::resource::CapacityRequestPolicy>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceCapacity {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w);
+        if !Option::is_none(&self.request_policy) { w.field("requestPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.request_policy, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceCapacity {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceCapacity {
@@ -708,17 +900,30 @@ impl<'de> ::serde::Deserialize<'de> for DeviceCapacity {
 }
 
 /// Hub (internal) `DeviceClaim` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClaim {
     /// `requests`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<crate::hub::resource::DeviceRequest>,
     /// `constraints`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub constraints: Vec<crate::hub::resource::DeviceConstraint>,
     /// `config`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config: Vec<crate::hub::resource::DeviceClaimConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceClaim {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.requests) { w.field("requests"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requests, w); }
+        if !Vec::is_empty(&self.constraints) { w.field("constraints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.constraints, w); }
+        if !Vec::is_empty(&self.config) { w.field("config"); ::kapi_apimachinery::write::WriteJson::write_json(&self.config, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceClaim {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceClaim {
@@ -752,14 +957,27 @@ impl<'de> ::serde::Deserialize<'de> for DeviceClaim {
 }
 
 /// Hub (internal) `DeviceClaimConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClaimConfiguration {
     /// `requests`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<String>,
     /// `opaque`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::hub::resource::OpaqueDeviceConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceClaimConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.requests) { w.field("requests"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requests, w); }
+        if !Option::is_none(&self.opaque) { w.field("opaque"); ::kapi_apimachinery::write::WriteJson::write_json(&self.opaque, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceClaimConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceClaimConfiguration {
@@ -791,19 +1009,33 @@ impl<'de> ::serde::Deserialize<'de> for DeviceClaimConfiguration {
 }
 
 /// Hub (internal) `DeviceClass` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClass {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
     pub spec: crate::hub::resource::DeviceClassSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceClass {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceClass {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceClass {
@@ -840,7 +1072,7 @@ impl<'de> ::serde::Deserialize<'de> for DeviceClass {
 
 impl ::kapi_apimachinery::HubObject for DeviceClass {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -874,11 +1106,24 @@ impl ::kapi_apimachinery::HubObject for DeviceClass {
 }
 
 /// Hub (internal) `DeviceClassConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClassConfiguration {
     /// `opaque`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::hub::resource::OpaqueDeviceConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceClassConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.opaque) { w.field("opaque"); ::kapi_apimachinery::write::WriteJson::write_json(&self.opaque, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceClassConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceClassConfiguration {
@@ -908,20 +1153,33 @@ impl<'de> ::serde::Deserialize<'de> for DeviceClassConfiguration {
 }
 
 /// Hub (internal) `DeviceClassList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClassList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::resource::DeviceClass>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceClassList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceClassList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceClassList {
@@ -958,7 +1216,7 @@ impl<'de> ::serde::Deserialize<'de> for DeviceClassList {
 
 impl ::kapi_apimachinery::HubObject for DeviceClassList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -992,17 +1250,30 @@ impl ::kapi_apimachinery::HubObject for DeviceClassList {
 }
 
 /// Hub (internal) `DeviceClassSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClassSpec {
     /// `selectors`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub selectors: Vec<crate::hub::resource::DeviceSelector>,
     /// `config`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config: Vec<crate::hub::resource::DeviceClassConfiguration>,
     /// `extendedResourceName`
-    #[serde(rename = "extendedResourceName", skip_serializing_if = "Option::is_none")]
     pub extended_resource_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceClassSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.selectors) { w.field("selectors"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selectors, w); }
+        if !Vec::is_empty(&self.config) { w.field("config"); ::kapi_apimachinery::write::WriteJson::write_json(&self.config, w); }
+        if !Option::is_none(&self.extended_resource_name) { w.field("extendedResourceName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.extended_resource_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceClassSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceClassSpec {
@@ -1036,17 +1307,30 @@ impl<'de> ::serde::Deserialize<'de> for DeviceClassSpec {
 }
 
 /// Hub (internal) `DeviceConstraint` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceConstraint {
     /// `requests`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<String>,
     /// `matchAttribute`
-    #[serde(rename = "matchAttribute", skip_serializing_if = "Option::is_none")]
     pub match_attribute: Option<String>,
     /// `distinctAttribute`
-    #[serde(rename = "distinctAttribute", skip_serializing_if = "Option::is_none")]
     pub distinct_attribute: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceConstraint {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.requests) { w.field("requests"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requests, w); }
+        if !Option::is_none(&self.match_attribute) { w.field("matchAttribute"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_attribute, w); }
+        if !Option::is_none(&self.distinct_attribute) { w.field("distinctAttribute"); ::kapi_apimachinery::write::WriteJson::write_json(&self.distinct_attribute, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceConstraint {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceConstraint {
@@ -1080,14 +1364,27 @@ impl<'de> ::serde::Deserialize<'de> for DeviceConstraint {
 }
 
 /// Hub (internal) `DeviceCounterConsumption` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceCounterConsumption {
     /// `counterSet`
-    #[serde(rename = "counterSet")]
     pub counter_set: String,
     /// `counters`
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub counters: ::std::collections::BTreeMap<String, crate::hub::resource::Counter>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceCounterConsumption {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("counterSet"); ::kapi_apimachinery::write::WriteJson::write_json(&self.counter_set, w);
+        if !::std::collections::BTreeMap::is_empty(&self.counters) { w.field("counters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.counters, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceCounterConsumption {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceCounterConsumption {
@@ -1119,37 +1416,51 @@ impl<'de> ::serde::Deserialize<'de> for DeviceCounterConsumption {
 }
 
 /// Hub (internal) `DeviceRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceRequest {
     /// `name`
     pub name: String,
     /// `exactly`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exactly: Option<crate::hub::resource::ExactDeviceRequest>,
     /// `firstAvailable`
-    #[serde(rename = "firstAvailable", skip_serializing_if = "Vec::is_empty")]
     pub first_available: Vec<crate::hub::resource::DeviceSubRequest>,
     /// `deviceClassName`
-    #[serde(rename = "deviceClassName", skip_serializing_if = "Option::is_none")]
     pub device_class_name: Option<String>,
     /// `selectors`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub selectors: Vec<crate::hub::resource::DeviceSelector>,
     /// `allocationMode`
-    #[serde(rename = "allocationMode", skip_serializing_if = "Option::is_none")]
     pub allocation_mode: Option<String>,
     /// `count`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i64>,
     /// `adminAccess`
-    #[serde(rename = "adminAccess", skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
     /// `tolerations`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<crate::hub::resource::DeviceToleration>,
     /// `capacity`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::hub::resource::CapacityRequirements>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Option::is_none(&self.exactly) { w.field("exactly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exactly, w); }
+        if !Vec::is_empty(&self.first_available) { w.field("firstAvailable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.first_available, w); }
+        if !Option::is_none(&self.device_class_name) { w.field("deviceClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.device_class_name, w); }
+        if !Vec::is_empty(&self.selectors) { w.field("selectors"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selectors, w); }
+        if !Option::is_none(&self.allocation_mode) { w.field("allocationMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocation_mode, w); }
+        if !Option::is_none(&self.count) { w.field("count"); ::kapi_apimachinery::write::WriteJson::write_json(&self.count, w); }
+        if !Option::is_none(&self.admin_access) { w.field("adminAccess"); ::kapi_apimachinery::write::WriteJson::write_json(&self.admin_access, w); }
+        if !Vec::is_empty(&self.tolerations) { w.field("tolerations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tolerations, w); }
+        if !Option::is_none(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceRequest {
@@ -1197,7 +1508,7 @@ impl<'de> ::serde::Deserialize<'de> for DeviceRequest {
 }
 
 /// Hub (internal) `DeviceRequestAllocationResult` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceRequestAllocationResult {
     /// `request`
     pub request: String,
@@ -1208,23 +1519,40 @@ pub struct DeviceRequestAllocationResult {
     /// `device`
     pub device: String,
     /// `adminAccess`
-    #[serde(rename = "adminAccess", skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
     /// `tolerations`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<crate::hub::resource::DeviceToleration>,
     /// `bindingConditions`
-    #[serde(rename = "bindingConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_conditions: Vec<String>,
     /// `bindingFailureConditions`
-    #[serde(rename = "bindingFailureConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_failure_conditions: Vec<String>,
     /// `shareID`
-    #[serde(rename = "shareID", skip_serializing_if = "Option::is_none")]
     pub share_id: Option<String>,
     /// `consumedCapacity`
-    #[serde(rename = "consumedCapacity", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub consumed_capacity: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceRequestAllocationResult {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("request"); ::kapi_apimachinery::write::WriteJson::write_json(&self.request, w);
+        w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w);
+        w.field("pool"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool, w);
+        w.field("device"); ::kapi_apimachinery::write::WriteJson::write_json(&self.device, w);
+        if !Option::is_none(&self.admin_access) { w.field("adminAccess"); ::kapi_apimachinery::write::WriteJson::write_json(&self.admin_access, w); }
+        if !Vec::is_empty(&self.tolerations) { w.field("tolerations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tolerations, w); }
+        if !Vec::is_empty(&self.binding_conditions) { w.field("bindingConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binding_conditions, w); }
+        if !Vec::is_empty(&self.binding_failure_conditions) { w.field("bindingFailureConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binding_failure_conditions, w); }
+        if !Option::is_none(&self.share_id) { w.field("shareID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.share_id, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.consumed_capacity) { w.field("consumedCapacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.consumed_capacity, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceRequestAllocationResult {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceRequestAllocationResult {
@@ -1272,11 +1600,24 @@ impl<'de> ::serde::Deserialize<'de> for DeviceRequestAllocationResult {
 }
 
 /// Hub (internal) `DeviceSelector` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceSelector {
     /// `cel`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cel: Option<crate::hub::resource::CELDeviceSelector>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceSelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.cel) { w.field("cel"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cel, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceSelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceSelector {
@@ -1306,28 +1647,42 @@ impl<'de> ::serde::Deserialize<'de> for DeviceSelector {
 }
 
 /// Hub (internal) `DeviceSubRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceSubRequest {
     /// `name`
     pub name: String,
     /// `deviceClassName`
-    #[serde(rename = "deviceClassName")]
     pub device_class_name: String,
     /// `selectors`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub selectors: Vec<crate::hub::resource::DeviceSelector>,
     /// `allocationMode`
-    #[serde(rename = "allocationMode", skip_serializing_if = "Option::is_none")]
     pub allocation_mode: Option<String>,
     /// `count`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i64>,
     /// `tolerations`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<crate::hub::resource::DeviceToleration>,
     /// `capacity`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::hub::resource::CapacityRequirements>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceSubRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("deviceClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.device_class_name, w);
+        if !Vec::is_empty(&self.selectors) { w.field("selectors"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selectors, w); }
+        if !Option::is_none(&self.allocation_mode) { w.field("allocationMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocation_mode, w); }
+        if !Option::is_none(&self.count) { w.field("count"); ::kapi_apimachinery::write::WriteJson::write_json(&self.count, w); }
+        if !Vec::is_empty(&self.tolerations) { w.field("tolerations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tolerations, w); }
+        if !Option::is_none(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceSubRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceSubRequest {
@@ -1369,18 +1724,33 @@ impl<'de> ::serde::Deserialize<'de> for DeviceSubRequest {
 }
 
 /// Hub (internal) `DeviceTaint` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaint {
     /// `key`
     pub key: String,
     /// `value`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// `effect`
     pub effect: String,
     /// `timeAdded`
-    #[serde(rename = "timeAdded", skip_serializing_if = "Option::is_none")]
     pub time_added: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceTaint {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w);
+        if !Option::is_none(&self.value) { w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w); }
+        w.field("effect"); ::kapi_apimachinery::write::WriteJson::write_json(&self.effect, w);
+        if !Option::is_none(&self.time_added) { w.field("timeAdded"); ::kapi_apimachinery::write::WriteJson::write_json(&self.time_added, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceTaint {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceTaint {
@@ -1416,22 +1786,36 @@ impl<'de> ::serde::Deserialize<'de> for DeviceTaint {
 }
 
 /// Hub (internal) `DeviceTaintRule` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintRule {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
     pub spec: crate::hub::resource::DeviceTaintRuleSpec,
     /// `status`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::resource::DeviceTaintRuleStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceTaintRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceTaintRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRule {
@@ -1470,7 +1854,7 @@ impl<'de> ::serde::Deserialize<'de> for DeviceTaintRule {
 
 impl ::kapi_apimachinery::HubObject for DeviceTaintRule {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1504,20 +1888,33 @@ impl ::kapi_apimachinery::HubObject for DeviceTaintRule {
 }
 
 /// Hub (internal) `DeviceTaintRuleList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintRuleList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::resource::DeviceTaintRule>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceTaintRuleList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceTaintRuleList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRuleList {
@@ -1554,7 +1951,7 @@ impl<'de> ::serde::Deserialize<'de> for DeviceTaintRuleList {
 
 impl ::kapi_apimachinery::HubObject for DeviceTaintRuleList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1588,13 +1985,27 @@ impl ::kapi_apimachinery::HubObject for DeviceTaintRuleList {
 }
 
 /// Hub (internal) `DeviceTaintRuleSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintRuleSpec {
     /// `deviceSelector`
-    #[serde(rename = "deviceSelector", skip_serializing_if = "Option::is_none")]
     pub device_selector: Option<crate::hub::resource::DeviceTaintSelector>,
     /// `taint`
     pub taint: crate::hub::resource::DeviceTaint,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceTaintRuleSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.device_selector) { w.field("deviceSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.device_selector, w); }
+        w.field("taint"); ::kapi_apimachinery::write::WriteJson::write_json(&self.taint, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceTaintRuleSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRuleSpec {
@@ -1626,11 +2037,24 @@ impl<'de> ::serde::Deserialize<'de> for DeviceTaintRuleSpec {
 }
 
 /// Hub (internal) `DeviceTaintRuleStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintRuleStatus {
     /// `conditions`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceTaintRuleStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceTaintRuleStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRuleStatus {
@@ -1660,17 +2084,30 @@ impl<'de> ::serde::Deserialize<'de> for DeviceTaintRuleStatus {
 }
 
 /// Hub (internal) `DeviceTaintSelector` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintSelector {
     /// `driver`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub driver: Option<String>,
     /// `pool`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pool: Option<String>,
     /// `device`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceTaintSelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.driver) { w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w); }
+        if !Option::is_none(&self.pool) { w.field("pool"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool, w); }
+        if !Option::is_none(&self.device) { w.field("device"); ::kapi_apimachinery::write::WriteJson::write_json(&self.device, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceTaintSelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceTaintSelector {
@@ -1704,23 +2141,36 @@ impl<'de> ::serde::Deserialize<'de> for DeviceTaintSelector {
 }
 
 /// Hub (internal) `DeviceToleration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceToleration {
     /// `key`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// `operator`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator: Option<String>,
     /// `value`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// `effect`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub effect: Option<String>,
     /// `tolerationSeconds`
-    #[serde(rename = "tolerationSeconds", skip_serializing_if = "Option::is_none")]
     pub toleration_seconds: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceToleration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.key) { w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w); }
+        if !Option::is_none(&self.operator) { w.field("operator"); ::kapi_apimachinery::write::WriteJson::write_json(&self.operator, w); }
+        if !Option::is_none(&self.value) { w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w); }
+        if !Option::is_none(&self.effect) { w.field("effect"); ::kapi_apimachinery::write::WriteJson::write_json(&self.effect, w); }
+        if !Option::is_none(&self.toleration_seconds) { w.field("tolerationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.toleration_seconds, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceToleration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceToleration {
@@ -1758,29 +2208,42 @@ impl<'de> ::serde::Deserialize<'de> for DeviceToleration {
 }
 
 /// Hub (internal) `ExactDeviceRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExactDeviceRequest {
     /// `deviceClassName`
-    #[serde(rename = "deviceClassName")]
     pub device_class_name: String,
     /// `selectors`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub selectors: Vec<crate::hub::resource::DeviceSelector>,
     /// `allocationMode`
-    #[serde(rename = "allocationMode", skip_serializing_if = "Option::is_none")]
     pub allocation_mode: Option<String>,
     /// `count`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i64>,
     /// `adminAccess`
-    #[serde(rename = "adminAccess", skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
     /// `tolerations`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<crate::hub::resource::DeviceToleration>,
     /// `capacity`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::hub::resource::CapacityRequirements>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExactDeviceRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("deviceClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.device_class_name, w);
+        if !Vec::is_empty(&self.selectors) { w.field("selectors"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selectors, w); }
+        if !Option::is_none(&self.allocation_mode) { w.field("allocationMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocation_mode, w); }
+        if !Option::is_none(&self.count) { w.field("count"); ::kapi_apimachinery::write::WriteJson::write_json(&self.count, w); }
+        if !Option::is_none(&self.admin_access) { w.field("adminAccess"); ::kapi_apimachinery::write::WriteJson::write_json(&self.admin_access, w); }
+        if !Vec::is_empty(&self.tolerations) { w.field("tolerations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tolerations, w); }
+        if !Option::is_none(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExactDeviceRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExactDeviceRequest {
@@ -1822,17 +2285,30 @@ impl<'de> ::serde::Deserialize<'de> for ExactDeviceRequest {
 }
 
 /// Hub (internal) `NetworkDeviceData` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkDeviceData {
     /// `interfaceName`
-    #[serde(rename = "interfaceName", skip_serializing_if = "Option::is_none")]
     pub interface_name: Option<String>,
     /// `ips`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ips: Vec<String>,
     /// `hardwareAddress`
-    #[serde(rename = "hardwareAddress", skip_serializing_if = "Option::is_none")]
     pub hardware_address: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkDeviceData {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.interface_name) { w.field("interfaceName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.interface_name, w); }
+        if !Vec::is_empty(&self.ips) { w.field("ips"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ips, w); }
+        if !Option::is_none(&self.hardware_address) { w.field("hardwareAddress"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hardware_address, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkDeviceData {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkDeviceData {
@@ -1866,14 +2342,27 @@ impl<'de> ::serde::Deserialize<'de> for NetworkDeviceData {
 }
 
 /// Hub (internal) `NodeAllocatableResourceMapping` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeAllocatableResourceMapping {
     /// `capacityKey`
-    #[serde(rename = "capacityKey", skip_serializing_if = "Option::is_none")]
     pub capacity_key: Option<String>,
     /// `allocationMultiplier`
-    #[serde(rename = "allocationMultiplier", skip_serializing_if = "Option::is_none")]
     pub allocation_multiplier: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeAllocatableResourceMapping {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.capacity_key) { w.field("capacityKey"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity_key, w); }
+        if !Option::is_none(&self.allocation_multiplier) { w.field("allocationMultiplier"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocation_multiplier, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeAllocatableResourceMapping {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeAllocatableResourceMapping {
@@ -1905,12 +2394,27 @@ impl<'de> ::serde::Deserialize<'de> for NodeAllocatableResourceMapping {
 }
 
 /// Hub (internal) `OpaqueDeviceConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct OpaqueDeviceConfiguration {
     /// `driver`
     pub driver: String,
     /// `parameters`
     pub parameters: ::kapi_apimachinery::RawExtension,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for OpaqueDeviceConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w);
+        w.field("parameters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parameters, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for OpaqueDeviceConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for OpaqueDeviceConfiguration {
@@ -1942,36 +2446,51 @@ impl<'de> ::serde::Deserialize<'de> for OpaqueDeviceConfiguration {
 }
 
 /// Hub (internal) `PoolStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PoolStatus {
     /// `driver`
     pub driver: String,
     /// `poolName`
-    #[serde(rename = "poolName")]
     pub pool_name: String,
     /// `generation`
     pub generation: i64,
     /// `resourceSliceCount`
-    #[serde(rename = "resourceSliceCount", skip_serializing_if = "Option::is_none")]
     pub resource_slice_count: Option<i32>,
     /// `totalDevices`
-    #[serde(rename = "totalDevices", skip_serializing_if = "Option::is_none")]
     pub total_devices: Option<i32>,
     /// `allocatedDevices`
-    #[serde(rename = "allocatedDevices", skip_serializing_if = "Option::is_none")]
     pub allocated_devices: Option<i32>,
     /// `availableDevices`
-    #[serde(rename = "availableDevices", skip_serializing_if = "Option::is_none")]
     pub available_devices: Option<i32>,
     /// `unavailableDevices`
-    #[serde(rename = "unavailableDevices", skip_serializing_if = "Option::is_none")]
     pub unavailable_devices: Option<i32>,
     /// `nodeName`
-    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// `validationError`
-    #[serde(rename = "validationError", skip_serializing_if = "Option::is_none")]
     pub validation_error: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PoolStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w);
+        w.field("poolName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool_name, w);
+        w.field("generation"); ::kapi_apimachinery::write::WriteJson::write_json(&self.generation, w);
+        if !Option::is_none(&self.resource_slice_count) { w.field("resourceSliceCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_slice_count, w); }
+        if !Option::is_none(&self.total_devices) { w.field("totalDevices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.total_devices, w); }
+        if !Option::is_none(&self.allocated_devices) { w.field("allocatedDevices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocated_devices, w); }
+        if !Option::is_none(&self.available_devices) { w.field("availableDevices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.available_devices, w); }
+        if !Option::is_none(&self.unavailable_devices) { w.field("unavailableDevices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.unavailable_devices, w); }
+        if !Option::is_none(&self.node_name) { w.field("nodeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_name, w); }
+        if !Option::is_none(&self.validation_error) { w.field("validationError"); ::kapi_apimachinery::write::WriteJson::write_json(&self.validation_error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PoolStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PoolStatus {
@@ -2019,22 +2538,36 @@ impl<'de> ::serde::Deserialize<'de> for PoolStatus {
 }
 
 /// Hub (internal) `ResourceClaim` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaim {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
     pub spec: crate::hub::resource::ResourceClaimSpec,
     /// `status`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::resource::ResourceClaimStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaim {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaim {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaim {
@@ -2073,7 +2606,7 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaim {
 
 impl ::kapi_apimachinery::HubObject for ResourceClaim {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -2107,10 +2640,9 @@ impl ::kapi_apimachinery::HubObject for ResourceClaim {
 }
 
 /// Hub (internal) `ResourceClaimConsumerReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimConsumerReference {
     /// `apiGroup`
-    #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
     pub api_group: Option<String>,
     /// `resource`
     pub resource: String,
@@ -2118,6 +2650,23 @@ pub struct ResourceClaimConsumerReference {
     pub name: String,
     /// `uid`
     pub uid: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaimConsumerReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.api_group) { w.field("apiGroup"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_group, w); }
+        w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w);
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaimConsumerReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaimConsumerReference {
@@ -2153,20 +2702,33 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaimConsumerReference {
 }
 
 /// Hub (internal) `ResourceClaimList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::resource::ResourceClaim>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaimList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaimList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaimList {
@@ -2203,7 +2765,7 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaimList {
 
 impl ::kapi_apimachinery::HubObject for ResourceClaimList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -2237,11 +2799,24 @@ impl ::kapi_apimachinery::HubObject for ResourceClaimList {
 }
 
 /// Hub (internal) `ResourceClaimSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimSpec {
     /// `devices`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub devices: Option<crate::hub::resource::DeviceClaim>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaimSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.devices) { w.field("devices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.devices, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaimSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaimSpec {
@@ -2271,17 +2846,30 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaimSpec {
 }
 
 /// Hub (internal) `ResourceClaimStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimStatus {
     /// `allocation`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocation: Option<crate::hub::resource::AllocationResult>,
     /// `reservedFor`
-    #[serde(rename = "reservedFor", skip_serializing_if = "Vec::is_empty")]
     pub reserved_for: Vec<crate::hub::resource::ResourceClaimConsumerReference>,
     /// `devices`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<crate::hub::resource::AllocatedDeviceStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaimStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.allocation) { w.field("allocation"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocation, w); }
+        if !Vec::is_empty(&self.reserved_for) { w.field("reservedFor"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reserved_for, w); }
+        if !Vec::is_empty(&self.devices) { w.field("devices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.devices, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaimStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaimStatus {
@@ -2315,19 +2903,33 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaimStatus {
 }
 
 /// Hub (internal) `ResourceClaimTemplate` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimTemplate {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
     pub spec: crate::hub::resource::ResourceClaimTemplateSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaimTemplate {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaimTemplate {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaimTemplate {
@@ -2364,7 +2966,7 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaimTemplate {
 
 impl ::kapi_apimachinery::HubObject for ResourceClaimTemplate {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -2398,20 +3000,33 @@ impl ::kapi_apimachinery::HubObject for ResourceClaimTemplate {
 }
 
 /// Hub (internal) `ResourceClaimTemplateList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimTemplateList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::resource::ResourceClaimTemplate>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaimTemplateList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaimTemplateList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaimTemplateList {
@@ -2448,7 +3063,7 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaimTemplateList {
 
 impl ::kapi_apimachinery::HubObject for ResourceClaimTemplateList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -2482,13 +3097,27 @@ impl ::kapi_apimachinery::HubObject for ResourceClaimTemplateList {
 }
 
 /// Hub (internal) `ResourceClaimTemplateSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimTemplateSpec {
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
     pub spec: crate::hub::resource::ResourceClaimSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaimTemplateSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaimTemplateSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaimTemplateSpec {
@@ -2520,15 +3149,30 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaimTemplateSpec {
 }
 
 /// Hub (internal) `ResourcePool` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourcePool {
     /// `name`
     pub name: String,
     /// `generation`
     pub generation: i64,
     /// `resourceSliceCount`
-    #[serde(rename = "resourceSliceCount")]
     pub resource_slice_count: i64,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourcePool {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("generation"); ::kapi_apimachinery::write::WriteJson::write_json(&self.generation, w);
+        w.field("resourceSliceCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_slice_count, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourcePool {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourcePool {
@@ -2562,21 +3206,36 @@ impl<'de> ::serde::Deserialize<'de> for ResourcePool {
 }
 
 /// Hub (internal) `ResourcePoolStatusRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourcePoolStatusRequest {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// `spec`
     pub spec: crate::hub::resource::ResourcePoolStatusRequestSpec,
     /// `status`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::resource::ResourcePoolStatusRequestStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourcePoolStatusRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourcePoolStatusRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequest {
@@ -2615,7 +3274,7 @@ impl<'de> ::serde::Deserialize<'de> for ResourcePoolStatusRequest {
 
 impl ::kapi_apimachinery::HubObject for ResourcePoolStatusRequest {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -2649,20 +3308,33 @@ impl ::kapi_apimachinery::HubObject for ResourcePoolStatusRequest {
 }
 
 /// Hub (internal) `ResourcePoolStatusRequestList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourcePoolStatusRequestList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::resource::ResourcePoolStatusRequest>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourcePoolStatusRequestList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourcePoolStatusRequestList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequestList {
@@ -2699,7 +3371,7 @@ impl<'de> ::serde::Deserialize<'de> for ResourcePoolStatusRequestList {
 
 impl ::kapi_apimachinery::HubObject for ResourcePoolStatusRequestList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -2733,16 +3405,30 @@ impl ::kapi_apimachinery::HubObject for ResourcePoolStatusRequestList {
 }
 
 /// Hub (internal) `ResourcePoolStatusRequestSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourcePoolStatusRequestSpec {
     /// `driver`
     pub driver: String,
     /// `poolName`
-    #[serde(rename = "poolName", skip_serializing_if = "Option::is_none")]
     pub pool_name: Option<String>,
     /// `limit`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourcePoolStatusRequestSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w);
+        if !Option::is_none(&self.pool_name) { w.field("poolName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool_name, w); }
+        if !Option::is_none(&self.limit) { w.field("limit"); ::kapi_apimachinery::write::WriteJson::write_json(&self.limit, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourcePoolStatusRequestSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequestSpec {
@@ -2776,17 +3462,30 @@ impl<'de> ::serde::Deserialize<'de> for ResourcePoolStatusRequestSpec {
 }
 
 /// Hub (internal) `ResourcePoolStatusRequestStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourcePoolStatusRequestStatus {
     /// `poolCount`
-    #[serde(rename = "poolCount")]
     pub pool_count: i32,
     /// `pools`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pools: Vec<crate::hub::resource::PoolStatus>,
     /// `conditions`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourcePoolStatusRequestStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("poolCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool_count, w);
+        if !Vec::is_empty(&self.pools) { w.field("pools"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pools, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourcePoolStatusRequestStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequestStatus {
@@ -2820,19 +3519,33 @@ impl<'de> ::serde::Deserialize<'de> for ResourcePoolStatusRequestStatus {
 }
 
 /// Hub (internal) `ResourceSlice` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceSlice {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
     pub spec: crate::hub::resource::ResourceSliceSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceSlice {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceSlice {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceSlice {
@@ -2869,7 +3582,7 @@ impl<'de> ::serde::Deserialize<'de> for ResourceSlice {
 
 impl ::kapi_apimachinery::HubObject for ResourceSlice {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -2903,20 +3616,33 @@ impl ::kapi_apimachinery::HubObject for ResourceSlice {
 }
 
 /// Hub (internal) `ResourceSliceList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceSliceList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::resource::ResourceSlice>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceSliceList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceSliceList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceSliceList {
@@ -2953,7 +3679,7 @@ impl<'de> ::serde::Deserialize<'de> for ResourceSliceList {
 
 impl ::kapi_apimachinery::HubObject for ResourceSliceList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -2987,30 +3713,45 @@ impl ::kapi_apimachinery::HubObject for ResourceSliceList {
 }
 
 /// Hub (internal) `ResourceSliceSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceSliceSpec {
     /// `driver`
     pub driver: String,
     /// `pool`
     pub pool: crate::hub::resource::ResourcePool,
     /// `nodeName`
-    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// `nodeSelector`
-    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// `allNodes`
-    #[serde(rename = "allNodes", skip_serializing_if = "Option::is_none")]
     pub all_nodes: Option<bool>,
     /// `devices`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<crate::hub::resource::Device>,
     /// `perDeviceNodeSelection`
-    #[serde(rename = "perDeviceNodeSelection", skip_serializing_if = "Option::is_none")]
     pub per_device_node_selection: Option<bool>,
     /// `sharedCounters`
-    #[serde(rename = "sharedCounters", skip_serializing_if = "Vec::is_empty")]
     pub shared_counters: Vec<crate::hub::resource::CounterSet>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceSliceSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w);
+        w.field("pool"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool, w);
+        if !Option::is_none(&self.node_name) { w.field("nodeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_name, w); }
+        if !Option::is_none(&self.node_selector) { w.field("nodeSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_selector, w); }
+        if !Option::is_none(&self.all_nodes) { w.field("allNodes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.all_nodes, w); }
+        if !Vec::is_empty(&self.devices) { w.field("devices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.devices, w); }
+        if !Option::is_none(&self.per_device_node_selection) { w.field("perDeviceNodeSelection"); ::kapi_apimachinery::write::WriteJson::write_json(&self.per_device_node_selection, w); }
+        if !Vec::is_empty(&self.shared_counters) { w.field("sharedCounters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.shared_counters, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceSliceSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceSliceSpec {

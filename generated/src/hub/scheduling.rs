@@ -2,8 +2,21 @@
 //! Hub (internal) types of the `scheduling` group.
 
 /// Hub (internal) `BasicSchedulingPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BasicSchedulingPolicy {
+}
+
+impl ::kapi_apimachinery::write::WriteJson for BasicSchedulingPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for BasicSchedulingPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for BasicSchedulingPolicy {
@@ -31,11 +44,24 @@ impl<'de> ::serde::Deserialize<'de> for BasicSchedulingPolicy {
 }
 
 /// Hub (internal) `GangSchedulingPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GangSchedulingPolicy {
     /// `minCount`
-    #[serde(rename = "minCount")]
     pub min_count: i32,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GangSchedulingPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("minCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_count, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GangSchedulingPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GangSchedulingPolicy {
@@ -65,22 +91,36 @@ impl<'de> ::serde::Deserialize<'de> for GangSchedulingPolicy {
 }
 
 /// Hub (internal) `PodGroup` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroup {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
     pub spec: crate::hub::scheduling::PodGroupSpec,
     /// `status`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::scheduling::PodGroupStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroup {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroup {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroup {
@@ -119,7 +159,7 @@ impl<'de> ::serde::Deserialize<'de> for PodGroup {
 
 impl ::kapi_apimachinery::HubObject for PodGroup {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -153,20 +193,33 @@ impl ::kapi_apimachinery::HubObject for PodGroup {
 }
 
 /// Hub (internal) `PodGroupList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::scheduling::PodGroup>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupList {
@@ -203,7 +256,7 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupList {
 
 impl ::kapi_apimachinery::HubObject for PodGroupList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -237,16 +290,30 @@ impl ::kapi_apimachinery::HubObject for PodGroupList {
 }
 
 /// Hub (internal) `PodGroupResourceClaim` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupResourceClaim {
     /// `name`
     pub name: String,
     /// `resourceClaimName`
-    #[serde(rename = "resourceClaimName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_name: Option<String>,
     /// `resourceClaimTemplateName`
-    #[serde(rename = "resourceClaimTemplateName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_template_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupResourceClaim {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Option::is_none(&self.resource_claim_name) { w.field("resourceClaimName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claim_name, w); }
+        if !Option::is_none(&self.resource_claim_template_name) { w.field("resourceClaimTemplateName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claim_template_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupResourceClaim {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupResourceClaim {
@@ -280,13 +347,27 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupResourceClaim {
 }
 
 /// Hub (internal) `PodGroupResourceClaimStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupResourceClaimStatus {
     /// `name`
     pub name: String,
     /// `resourceClaimName`
-    #[serde(rename = "resourceClaimName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupResourceClaimStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Option::is_none(&self.resource_claim_name) { w.field("resourceClaimName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claim_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupResourceClaimStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupResourceClaimStatus {
@@ -318,11 +399,24 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupResourceClaimStatus {
 }
 
 /// Hub (internal) `PodGroupSchedulingConstraints` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupSchedulingConstraints {
     /// `topology`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub topology: Vec<crate::hub::scheduling::TopologyConstraint>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupSchedulingConstraints {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.topology) { w.field("topology"); ::kapi_apimachinery::write::WriteJson::write_json(&self.topology, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupSchedulingConstraints {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupSchedulingConstraints {
@@ -352,14 +446,27 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupSchedulingConstraints {
 }
 
 /// Hub (internal) `PodGroupSchedulingPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupSchedulingPolicy {
     /// `basic`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub basic: Option<crate::hub::scheduling::BasicSchedulingPolicy>,
     /// `gang`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gang: Option<crate::hub::scheduling::GangSchedulingPolicy>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupSchedulingPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.basic) { w.field("basic"); ::kapi_apimachinery::write::WriteJson::write_json(&self.basic, w); }
+        if !Option::is_none(&self.gang) { w.field("gang"); ::kapi_apimachinery::write::WriteJson::write_json(&self.gang, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupSchedulingPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupSchedulingPolicy {
@@ -391,29 +498,42 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupSchedulingPolicy {
 }
 
 /// Hub (internal) `PodGroupSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupSpec {
     /// `podGroupTemplateRef`
-    #[serde(rename = "podGroupTemplateRef", skip_serializing_if = "Option::is_none")]
     pub pod_group_template_ref: Option<crate::hub::scheduling::PodGroupTemplateReference>,
     /// `schedulingPolicy`
-    #[serde(rename = "schedulingPolicy")]
     pub scheduling_policy: crate::hub::scheduling::PodGroupSchedulingPolicy,
     /// `schedulingConstraints`
-    #[serde(rename = "schedulingConstraints", skip_serializing_if = "Option::is_none")]
     pub scheduling_constraints: Option<crate::hub::scheduling::PodGroupSchedulingConstraints>,
     /// `resourceClaims`
-    #[serde(rename = "resourceClaims", skip_serializing_if = "Vec::is_empty")]
     pub resource_claims: Vec<crate::hub::scheduling::PodGroupResourceClaim>,
     /// `disruptionMode`
-    #[serde(rename = "disruptionMode", skip_serializing_if = "Option::is_none")]
     pub disruption_mode: Option<String>,
     /// `priorityClassName`
-    #[serde(rename = "priorityClassName", skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,
     /// `priority`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.pod_group_template_ref) { w.field("podGroupTemplateRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_group_template_ref, w); }
+        w.field("schedulingPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scheduling_policy, w);
+        if !Option::is_none(&self.scheduling_constraints) { w.field("schedulingConstraints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scheduling_constraints, w); }
+        if !Vec::is_empty(&self.resource_claims) { w.field("resourceClaims"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claims, w); }
+        if !Option::is_none(&self.disruption_mode) { w.field("disruptionMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.disruption_mode, w); }
+        if !Option::is_none(&self.priority_class_name) { w.field("priorityClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.priority_class_name, w); }
+        if !Option::is_none(&self.priority) { w.field("priority"); ::kapi_apimachinery::write::WriteJson::write_json(&self.priority, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupSpec {
@@ -455,14 +575,27 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupSpec {
 }
 
 /// Hub (internal) `PodGroupStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupStatus {
     /// `conditions`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
     /// `resourceClaimStatuses`
-    #[serde(rename = "resourceClaimStatuses", skip_serializing_if = "Vec::is_empty")]
     pub resource_claim_statuses: Vec<crate::hub::scheduling::PodGroupResourceClaimStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !Vec::is_empty(&self.resource_claim_statuses) { w.field("resourceClaimStatuses"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claim_statuses, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupStatus {
@@ -494,28 +627,42 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupStatus {
 }
 
 /// Hub (internal) `PodGroupTemplate` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupTemplate {
     /// `name`
     pub name: String,
     /// `schedulingPolicy`
-    #[serde(rename = "schedulingPolicy")]
     pub scheduling_policy: crate::hub::scheduling::PodGroupSchedulingPolicy,
     /// `schedulingConstraints`
-    #[serde(rename = "schedulingConstraints", skip_serializing_if = "Option::is_none")]
     pub scheduling_constraints: Option<crate::hub::scheduling::PodGroupSchedulingConstraints>,
     /// `resourceClaims`
-    #[serde(rename = "resourceClaims", skip_serializing_if = "Vec::is_empty")]
     pub resource_claims: Vec<crate::hub::scheduling::PodGroupResourceClaim>,
     /// `disruptionMode`
-    #[serde(rename = "disruptionMode", skip_serializing_if = "Option::is_none")]
     pub disruption_mode: Option<String>,
     /// `priorityClassName`
-    #[serde(rename = "priorityClassName", skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,
     /// `priority`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupTemplate {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("schedulingPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scheduling_policy, w);
+        if !Option::is_none(&self.scheduling_constraints) { w.field("schedulingConstraints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scheduling_constraints, w); }
+        if !Vec::is_empty(&self.resource_claims) { w.field("resourceClaims"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claims, w); }
+        if !Option::is_none(&self.disruption_mode) { w.field("disruptionMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.disruption_mode, w); }
+        if !Option::is_none(&self.priority_class_name) { w.field("priorityClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.priority_class_name, w); }
+        if !Option::is_none(&self.priority) { w.field("priority"); ::kapi_apimachinery::write::WriteJson::write_json(&self.priority, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupTemplate {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupTemplate {
@@ -557,11 +704,24 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupTemplate {
 }
 
 /// Hub (internal) `PodGroupTemplateReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupTemplateReference {
     /// `workload`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload: Option<crate::hub::scheduling::WorkloadPodGroupTemplateReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupTemplateReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.workload) { w.field("workload"); ::kapi_apimachinery::write::WriteJson::write_json(&self.workload, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupTemplateReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupTemplateReference {
@@ -591,29 +751,42 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupTemplateReference {
 }
 
 /// Hub (internal) `PriorityClass` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityClass {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `value`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<i32>,
     /// `globalDefault`
-    #[serde(rename = "globalDefault", skip_serializing_if = "Option::is_none")]
     pub global_default: Option<bool>,
     /// `description`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// `preemptionPolicy`
-    #[serde(rename = "preemptionPolicy", skip_serializing_if = "Option::is_none")]
     pub preemption_policy: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PriorityClass {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.value) { w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w); }
+        if !Option::is_none(&self.global_default) { w.field("globalDefault"); ::kapi_apimachinery::write::WriteJson::write_json(&self.global_default, w); }
+        if !Option::is_none(&self.description) { w.field("description"); ::kapi_apimachinery::write::WriteJson::write_json(&self.description, w); }
+        if !Option::is_none(&self.preemption_policy) { w.field("preemptionPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.preemption_policy, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PriorityClass {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PriorityClass {
@@ -656,7 +829,7 @@ impl<'de> ::serde::Deserialize<'de> for PriorityClass {
 
 impl ::kapi_apimachinery::HubObject for PriorityClass {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -690,20 +863,33 @@ impl ::kapi_apimachinery::HubObject for PriorityClass {
 }
 
 /// Hub (internal) `PriorityClassList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityClassList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::scheduling::PriorityClass>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PriorityClassList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PriorityClassList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PriorityClassList {
@@ -740,7 +926,7 @@ impl<'de> ::serde::Deserialize<'de> for PriorityClassList {
 
 impl ::kapi_apimachinery::HubObject for PriorityClassList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -774,10 +960,24 @@ impl ::kapi_apimachinery::HubObject for PriorityClassList {
 }
 
 /// Hub (internal) `TopologyConstraint` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TopologyConstraint {
     /// `key`
     pub key: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TopologyConstraint {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TopologyConstraint {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TopologyConstraint {
@@ -807,15 +1007,30 @@ impl<'de> ::serde::Deserialize<'de> for TopologyConstraint {
 }
 
 /// Hub (internal) `TypedLocalObjectReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TypedLocalObjectReference {
     /// `apiGroup`
-    #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
     pub api_group: Option<String>,
     /// `kind`
     pub kind: String,
     /// `name`
     pub name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TypedLocalObjectReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.api_group) { w.field("apiGroup"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_group, w); }
+        w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w);
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TypedLocalObjectReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TypedLocalObjectReference {
@@ -849,19 +1064,33 @@ impl<'de> ::serde::Deserialize<'de> for TypedLocalObjectReference {
 }
 
 /// Hub (internal) `Workload` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Workload {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
     pub spec: crate::hub::scheduling::WorkloadSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Workload {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Workload {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Workload {
@@ -898,7 +1127,7 @@ impl<'de> ::serde::Deserialize<'de> for Workload {
 
 impl ::kapi_apimachinery::HubObject for Workload {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -932,20 +1161,33 @@ impl ::kapi_apimachinery::HubObject for Workload {
 }
 
 /// Hub (internal) `WorkloadList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkloadList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::scheduling::Workload>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for WorkloadList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for WorkloadList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for WorkloadList {
@@ -982,7 +1224,7 @@ impl<'de> ::serde::Deserialize<'de> for WorkloadList {
 
 impl ::kapi_apimachinery::HubObject for WorkloadList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1016,14 +1258,27 @@ impl ::kapi_apimachinery::HubObject for WorkloadList {
 }
 
 /// Hub (internal) `WorkloadPodGroupTemplateReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkloadPodGroupTemplateReference {
     /// `workloadName`
-    #[serde(rename = "workloadName")]
     pub workload_name: String,
     /// `podGroupTemplateName`
-    #[serde(rename = "podGroupTemplateName")]
     pub pod_group_template_name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for WorkloadPodGroupTemplateReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("workloadName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.workload_name, w);
+        w.field("podGroupTemplateName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_group_template_name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for WorkloadPodGroupTemplateReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for WorkloadPodGroupTemplateReference {
@@ -1055,14 +1310,27 @@ impl<'de> ::serde::Deserialize<'de> for WorkloadPodGroupTemplateReference {
 }
 
 /// Hub (internal) `WorkloadSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkloadSpec {
     /// `controllerRef`
-    #[serde(rename = "controllerRef", skip_serializing_if = "Option::is_none")]
     pub controller_ref: Option<crate::hub::scheduling::TypedLocalObjectReference>,
     /// `podGroupTemplates`
-    #[serde(rename = "podGroupTemplates", skip_serializing_if = "Vec::is_empty")]
     pub pod_group_templates: Vec<crate::hub::scheduling::PodGroupTemplate>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for WorkloadSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.controller_ref) { w.field("controllerRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.controller_ref, w); }
+        if !Vec::is_empty(&self.pod_group_templates) { w.field("podGroupTemplates"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_group_templates, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for WorkloadSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for WorkloadSpec {

@@ -2,20 +2,33 @@
 //! Hub (internal) types of the `storage` group.
 
 /// Hub (internal) `CSIDriver` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIDriver {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::storage::CSIDriverSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIDriver {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.spec) { w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIDriver {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIDriver {
@@ -52,7 +65,7 @@ impl<'de> ::serde::Deserialize<'de> for CSIDriver {
 
 impl ::kapi_apimachinery::HubObject for CSIDriver {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -86,20 +99,33 @@ impl ::kapi_apimachinery::HubObject for CSIDriver {
 }
 
 /// Hub (internal) `CSIDriverList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIDriverList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::storage::CSIDriver>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIDriverList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIDriverList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIDriverList {
@@ -136,7 +162,7 @@ impl<'de> ::serde::Deserialize<'de> for CSIDriverList {
 
 impl ::kapi_apimachinery::HubObject for CSIDriverList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -170,41 +196,54 @@ impl ::kapi_apimachinery::HubObject for CSIDriverList {
 }
 
 /// Hub (internal) `CSIDriverSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIDriverSpec {
     /// `attachRequired`
-    #[serde(rename = "attachRequired", skip_serializing_if = "Option::is_none")]
     pub attach_required: Option<bool>,
     /// `podInfoOnMount`
-    #[serde(rename = "podInfoOnMount", skip_serializing_if = "Option::is_none")]
     pub pod_info_on_mount: Option<bool>,
     /// `volumeLifecycleModes`
-    #[serde(rename = "volumeLifecycleModes", skip_serializing_if = "Vec::is_empty")]
     pub volume_lifecycle_modes: Vec<String>,
     /// `storageCapacity`
-    #[serde(rename = "storageCapacity", skip_serializing_if = "Option::is_none")]
     pub storage_capacity: Option<bool>,
     /// `fsGroupPolicy`
-    #[serde(rename = "fsGroupPolicy", skip_serializing_if = "Option::is_none")]
     pub fs_group_policy: Option<String>,
     /// `tokenRequests`
-    #[serde(rename = "tokenRequests", skip_serializing_if = "Vec::is_empty")]
     pub token_requests: Vec<crate::hub::storage::TokenRequest>,
     /// `requiresRepublish`
-    #[serde(rename = "requiresRepublish", skip_serializing_if = "Option::is_none")]
     pub requires_republish: Option<bool>,
     /// `seLinuxMount`
-    #[serde(rename = "seLinuxMount", skip_serializing_if = "Option::is_none")]
     pub se_linux_mount: Option<bool>,
     /// `nodeAllocatableUpdatePeriodSeconds`
-    #[serde(rename = "nodeAllocatableUpdatePeriodSeconds", skip_serializing_if = "Option::is_none")]
     pub node_allocatable_update_period_seconds: Option<i64>,
     /// `serviceAccountTokenInSecrets`
-    #[serde(rename = "serviceAccountTokenInSecrets", skip_serializing_if = "Option::is_none")]
     pub service_account_token_in_secrets: Option<bool>,
     /// `preventPodSchedulingIfMissing`
-    #[serde(rename = "preventPodSchedulingIfMissing", skip_serializing_if = "Option::is_none")]
     pub prevent_pod_scheduling_if_missing: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIDriverSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.attach_required) { w.field("attachRequired"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attach_required, w); }
+        if !Option::is_none(&self.pod_info_on_mount) { w.field("podInfoOnMount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_info_on_mount, w); }
+        if !Vec::is_empty(&self.volume_lifecycle_modes) { w.field("volumeLifecycleModes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_lifecycle_modes, w); }
+        if !Option::is_none(&self.storage_capacity) { w.field("storageCapacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage_capacity, w); }
+        if !Option::is_none(&self.fs_group_policy) { w.field("fsGroupPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_group_policy, w); }
+        if !Vec::is_empty(&self.token_requests) { w.field("tokenRequests"); ::kapi_apimachinery::write::WriteJson::write_json(&self.token_requests, w); }
+        if !Option::is_none(&self.requires_republish) { w.field("requiresRepublish"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requires_republish, w); }
+        if !Option::is_none(&self.se_linux_mount) { w.field("seLinuxMount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.se_linux_mount, w); }
+        if !Option::is_none(&self.node_allocatable_update_period_seconds) { w.field("nodeAllocatableUpdatePeriodSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_allocatable_update_period_seconds, w); }
+        if !Option::is_none(&self.service_account_token_in_secrets) { w.field("serviceAccountTokenInSecrets"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_account_token_in_secrets, w); }
+        if !Option::is_none(&self.prevent_pod_scheduling_if_missing) { w.field("preventPodSchedulingIfMissing"); ::kapi_apimachinery::write::WriteJson::write_json(&self.prevent_pod_scheduling_if_missing, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIDriverSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIDriverSpec {
@@ -254,20 +293,33 @@ impl<'de> ::serde::Deserialize<'de> for CSIDriverSpec {
 }
 
 /// Hub (internal) `CSINode` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSINode {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::storage::CSINodeSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSINode {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.spec) { w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSINode {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSINode {
@@ -304,7 +356,7 @@ impl<'de> ::serde::Deserialize<'de> for CSINode {
 
 impl ::kapi_apimachinery::HubObject for CSINode {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -338,20 +390,33 @@ impl ::kapi_apimachinery::HubObject for CSINode {
 }
 
 /// Hub (internal) `CSINodeDriver` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSINodeDriver {
     /// `name`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `nodeID`
-    #[serde(rename = "nodeID", skip_serializing_if = "Option::is_none")]
     pub node_id: Option<String>,
     /// `topologyKeys`
-    #[serde(rename = "topologyKeys", skip_serializing_if = "Vec::is_empty")]
     pub topology_keys: Vec<String>,
     /// `allocatable`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocatable: Option<crate::hub::storage::VolumeNodeResources>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSINodeDriver {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Option::is_none(&self.node_id) { w.field("nodeID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_id, w); }
+        if !Vec::is_empty(&self.topology_keys) { w.field("topologyKeys"); ::kapi_apimachinery::write::WriteJson::write_json(&self.topology_keys, w); }
+        if !Option::is_none(&self.allocatable) { w.field("allocatable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocatable, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSINodeDriver {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSINodeDriver {
@@ -387,20 +452,33 @@ impl<'de> ::serde::Deserialize<'de> for CSINodeDriver {
 }
 
 /// Hub (internal) `CSINodeList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSINodeList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::storage::CSINode>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSINodeList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSINodeList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSINodeList {
@@ -437,7 +515,7 @@ impl<'de> ::serde::Deserialize<'de> for CSINodeList {
 
 impl ::kapi_apimachinery::HubObject for CSINodeList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -471,11 +549,24 @@ impl ::kapi_apimachinery::HubObject for CSINodeList {
 }
 
 /// Hub (internal) `CSINodeSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSINodeSpec {
     /// `drivers`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub drivers: Vec<crate::hub::storage::CSINodeDriver>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSINodeSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.drivers) { w.field("drivers"); ::kapi_apimachinery::write::WriteJson::write_json(&self.drivers, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSINodeSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSINodeSpec {
@@ -505,29 +596,42 @@ impl<'de> ::serde::Deserialize<'de> for CSINodeSpec {
 }
 
 /// Hub (internal) `CSIStorageCapacity` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIStorageCapacity {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `nodeTopology`
-    #[serde(rename = "nodeTopology", skip_serializing_if = "Option::is_none")]
     pub node_topology: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `storageClassName`
-    #[serde(rename = "storageClassName", skip_serializing_if = "Option::is_none")]
     pub storage_class_name: Option<String>,
     /// `capacity`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<::kapi_apimachinery::Quantity>,
     /// `maximumVolumeSize`
-    #[serde(rename = "maximumVolumeSize", skip_serializing_if = "Option::is_none")]
     pub maximum_volume_size: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIStorageCapacity {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.node_topology) { w.field("nodeTopology"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_topology, w); }
+        if !Option::is_none(&self.storage_class_name) { w.field("storageClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage_class_name, w); }
+        if !Option::is_none(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        if !Option::is_none(&self.maximum_volume_size) { w.field("maximumVolumeSize"); ::kapi_apimachinery::write::WriteJson::write_json(&self.maximum_volume_size, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIStorageCapacity {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIStorageCapacity {
@@ -570,7 +674,7 @@ impl<'de> ::serde::Deserialize<'de> for CSIStorageCapacity {
 
 impl ::kapi_apimachinery::HubObject for CSIStorageCapacity {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -604,20 +708,33 @@ impl ::kapi_apimachinery::HubObject for CSIStorageCapacity {
 }
 
 /// Hub (internal) `CSIStorageCapacityList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIStorageCapacityList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::storage::CSIStorageCapacity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIStorageCapacityList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIStorageCapacityList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIStorageCapacityList {
@@ -654,7 +771,7 @@ impl<'de> ::serde::Deserialize<'de> for CSIStorageCapacityList {
 
 impl ::kapi_apimachinery::HubObject for CSIStorageCapacityList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -688,38 +805,51 @@ impl ::kapi_apimachinery::HubObject for CSIStorageCapacityList {
 }
 
 /// Hub (internal) `StorageClass` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageClass {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `provisioner`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioner: Option<String>,
     /// `parameters`
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub parameters: ::std::collections::BTreeMap<String, String>,
     /// `reclaimPolicy`
-    #[serde(rename = "reclaimPolicy", skip_serializing_if = "Option::is_none")]
     pub reclaim_policy: Option<String>,
     /// `mountOptions`
-    #[serde(rename = "mountOptions", skip_serializing_if = "Vec::is_empty")]
     pub mount_options: Vec<String>,
     /// `allowVolumeExpansion`
-    #[serde(rename = "allowVolumeExpansion", skip_serializing_if = "Option::is_none")]
     pub allow_volume_expansion: Option<bool>,
     /// `volumeBindingMode`
-    #[serde(rename = "volumeBindingMode", skip_serializing_if = "Option::is_none")]
     pub volume_binding_mode: Option<String>,
     /// `allowedTopologies`
-    #[serde(rename = "allowedTopologies", skip_serializing_if = "Vec::is_empty")]
     pub allowed_topologies: Vec<crate::api::core::v1::TopologySelectorTerm>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageClass {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.provisioner) { w.field("provisioner"); ::kapi_apimachinery::write::WriteJson::write_json(&self.provisioner, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.parameters) { w.field("parameters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parameters, w); }
+        if !Option::is_none(&self.reclaim_policy) { w.field("reclaimPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reclaim_policy, w); }
+        if !Vec::is_empty(&self.mount_options) { w.field("mountOptions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.mount_options, w); }
+        if !Option::is_none(&self.allow_volume_expansion) { w.field("allowVolumeExpansion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allow_volume_expansion, w); }
+        if !Option::is_none(&self.volume_binding_mode) { w.field("volumeBindingMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_binding_mode, w); }
+        if !Vec::is_empty(&self.allowed_topologies) { w.field("allowedTopologies"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allowed_topologies, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageClass {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageClass {
@@ -768,7 +898,7 @@ impl<'de> ::serde::Deserialize<'de> for StorageClass {
 
 impl ::kapi_apimachinery::HubObject for StorageClass {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -802,20 +932,33 @@ impl ::kapi_apimachinery::HubObject for StorageClass {
 }
 
 /// Hub (internal) `StorageClassList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageClassList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::storage::StorageClass>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageClassList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageClassList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageClassList {
@@ -852,7 +995,7 @@ impl<'de> ::serde::Deserialize<'de> for StorageClassList {
 
 impl ::kapi_apimachinery::HubObject for StorageClassList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -886,14 +1029,27 @@ impl ::kapi_apimachinery::HubObject for StorageClassList {
 }
 
 /// Hub (internal) `TokenRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenRequest {
     /// `audience`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub audience: Option<String>,
     /// `expirationSeconds`
-    #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TokenRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.audience) { w.field("audience"); ::kapi_apimachinery::write::WriteJson::write_json(&self.audience, w); }
+        if !Option::is_none(&self.expiration_seconds) { w.field("expirationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expiration_seconds, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TokenRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TokenRequest {
@@ -925,23 +1081,36 @@ impl<'de> ::serde::Deserialize<'de> for TokenRequest {
 }
 
 /// Hub (internal) `VolumeAttachment` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachment {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::storage::VolumeAttachmentSpec>,
     /// `status`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::storage::VolumeAttachmentStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachment {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Option::is_none(&self.spec) { w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w); }
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachment {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachment {
@@ -980,7 +1149,7 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachment {
 
 impl ::kapi_apimachinery::HubObject for VolumeAttachment {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1014,20 +1183,33 @@ impl ::kapi_apimachinery::HubObject for VolumeAttachment {
 }
 
 /// Hub (internal) `VolumeAttachmentList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::storage::VolumeAttachment>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentList {
@@ -1064,7 +1246,7 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentList {
 
 impl ::kapi_apimachinery::HubObject for VolumeAttachmentList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1098,14 +1280,27 @@ impl ::kapi_apimachinery::HubObject for VolumeAttachmentList {
 }
 
 /// Hub (internal) `VolumeAttachmentSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentSource {
     /// `persistentVolumeName`
-    #[serde(rename = "persistentVolumeName", skip_serializing_if = "Option::is_none")]
     pub persistent_volume_name: Option<String>,
     /// `inlineVolumeSpec`
-    #[serde(rename = "inlineVolumeSpec", skip_serializing_if = "Option::is_none")]
     pub inline_volume_spec: Option<crate::api::core::v1::PersistentVolumeSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.persistent_volume_name) { w.field("persistentVolumeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.persistent_volume_name, w); }
+        if !Option::is_none(&self.inline_volume_spec) { w.field("inlineVolumeSpec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.inline_volume_spec, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentSource {
@@ -1137,17 +1332,30 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentSource {
 }
 
 /// Hub (internal) `VolumeAttachmentSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentSpec {
     /// `attacher`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub attacher: Option<String>,
     /// `source`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<crate::hub::storage::VolumeAttachmentSource>,
     /// `nodeName`
-    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.attacher) { w.field("attacher"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attacher, w); }
+        if !Option::is_none(&self.source) { w.field("source"); ::kapi_apimachinery::write::WriteJson::write_json(&self.source, w); }
+        if !Option::is_none(&self.node_name) { w.field("nodeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentSpec {
@@ -1181,20 +1389,33 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentSpec {
 }
 
 /// Hub (internal) `VolumeAttachmentStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentStatus {
     /// `attached`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub attached: Option<bool>,
     /// `attachmentMetadata`
-    #[serde(rename = "attachmentMetadata", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub attachment_metadata: ::std::collections::BTreeMap<String, String>,
     /// `attachError`
-    #[serde(rename = "attachError", skip_serializing_if = "Option::is_none")]
     pub attach_error: Option<crate::hub::storage::VolumeError>,
     /// `detachError`
-    #[serde(rename = "detachError", skip_serializing_if = "Option::is_none")]
     pub detach_error: Option<crate::hub::storage::VolumeError>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.attached) { w.field("attached"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attached, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.attachment_metadata) { w.field("attachmentMetadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attachment_metadata, w); }
+        if !Option::is_none(&self.attach_error) { w.field("attachError"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attach_error, w); }
+        if !Option::is_none(&self.detach_error) { w.field("detachError"); ::kapi_apimachinery::write::WriteJson::write_json(&self.detach_error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentStatus {
@@ -1230,23 +1451,36 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentStatus {
 }
 
 /// Hub (internal) `VolumeAttributesClass` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttributesClass {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `driverName`
-    #[serde(rename = "driverName")]
     pub driver_name: String,
     /// `parameters`
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub parameters: ::std::collections::BTreeMap<String, String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttributesClass {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        w.field("driverName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver_name, w);
+        if !::std::collections::BTreeMap::is_empty(&self.parameters) { w.field("parameters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parameters, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttributesClass {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttributesClass {
@@ -1285,7 +1519,7 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttributesClass {
 
 impl ::kapi_apimachinery::HubObject for VolumeAttributesClass {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1319,20 +1553,33 @@ impl ::kapi_apimachinery::HubObject for VolumeAttributesClass {
 }
 
 /// Hub (internal) `VolumeAttributesClassList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttributesClassList {
     /// `kind`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::hub::storage::VolumeAttributesClass>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttributesClassList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.metadata) { w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttributesClassList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttributesClassList {
@@ -1369,7 +1616,7 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttributesClassList {
 
 impl ::kapi_apimachinery::HubObject for VolumeAttributesClassList {
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
+        ::kapi_apimachinery::write::to_value(self)
     }
 
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
@@ -1403,17 +1650,30 @@ impl ::kapi_apimachinery::HubObject for VolumeAttributesClassList {
 }
 
 /// Hub (internal) `VolumeError` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeError {
     /// `time`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<::kapi_apimachinery::Time>,
     /// `message`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// `errorCode`
-    #[serde(rename = "errorCode", skip_serializing_if = "Option::is_none")]
     pub error_code: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeError {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.time) { w.field("time"); ::kapi_apimachinery::write::WriteJson::write_json(&self.time, w); }
+        if !Option::is_none(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !Option::is_none(&self.error_code) { w.field("errorCode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.error_code, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeError {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeError {
@@ -1447,11 +1707,24 @@ impl<'de> ::serde::Deserialize<'de> for VolumeError {
 }
 
 /// Hub (internal) `VolumeNodeResources` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeNodeResources {
     /// `count`
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeNodeResources {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.count) { w.field("count"); ::kapi_apimachinery::write::WriteJson::write_json(&self.count, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeNodeResources {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeNodeResources {

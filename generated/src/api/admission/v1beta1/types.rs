@@ -3,26 +3,22 @@
 /// AdmissionRequest describes the admission.Attributes for the admission request.
 ///
 /// Generated from proto `k8s.io.api.admission.v1beta1.AdmissionRequest`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AdmissionRequest {
     /// uid is an identifier for the individual request/response. It allows us to distinguish instances of requests which are
     /// otherwise identical (parallel requests, requests when earlier requests did not modify etc)
     /// The UID is meant to track the round trip (request/response) between the KAS and the WebHook, not the user request.
     /// It is suitable for correlating log entries between the webhook and apiserver, for either auditing or debugging.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub uid: Option<String>,
     /// kind is the fully-qualified type of object being submitted (for example, v1.Pod or autoscaling.v1.Scale)
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kind: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionKind>,
     /// resource is the fully-qualified resource being requested (for example, v1.pods)
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub resource: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionResource>,
     /// subResource is the subresource being requested, if any (for example, "status" or "scale")
     /// +optional
-    #[serde(rename = "subResource", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub sub_resource: Option<String>,
     /// requestKind is the fully-qualified type of the original API request (for example, v1.Pod or autoscaling.v1.Scale).
     /// If this is specified and differs from the value in "kind", an equivalent match and conversion was performed.
@@ -35,7 +31,6 @@ pub struct AdmissionRequest {
     ///
     /// See documentation for the "matchPolicy" field in the webhook configuration type for more details.
     /// +optional
-    #[serde(rename = "requestKind", skip_serializing_if = "Option::is_none")]
     pub request_kind: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionKind>,
     /// requestResource is the fully-qualified resource of the original API request (for example, v1.pods).
     /// If this is specified and differs from the value in "resource", an equivalent match and conversion was performed.
@@ -48,44 +43,35 @@ pub struct AdmissionRequest {
     ///
     /// See documentation for the "matchPolicy" field in the webhook configuration type.
     /// +optional
-    #[serde(rename = "requestResource", skip_serializing_if = "Option::is_none")]
     pub request_resource: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionResource>,
     /// requestSubResource is the name of the subresource of the original API request, if any (for example, "status" or "scale")
     /// If this is specified and differs from the value in "subResource", an equivalent match and conversion was performed.
     /// See documentation for the "matchPolicy" field in the webhook configuration type.
     /// +optional
-    #[serde(rename = "requestSubResource", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub request_sub_resource: Option<String>,
     /// name is the name of the object as presented in the request.  On a CREATE operation, the client may omit name and
     /// rely on the server to generate the name.  If that is the case, this field will contain an empty string.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// namespace is the namespace associated with the request (if any).
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
     /// operation is the operation being performed. This may be different than the operation
     /// requested. e.g. a patch can result in either a CREATE or UPDATE Operation.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub operation: Option<String>,
     /// userInfo is information about the requesting user
     /// +optional
-    #[serde(rename = "userInfo", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub user_info: Option<crate::api::authentication::v1::UserInfo>,
     /// object is the object from the incoming request.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub object: Option<::kapi_apimachinery::RawExtension>,
     /// oldObject is the existing object. Only populated for DELETE and UPDATE requests.
     /// +optional
-    #[serde(rename = "oldObject", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub old_object: Option<::kapi_apimachinery::RawExtension>,
     /// dryRun indicates that modifications will definitely not be persisted for this request.
     /// Defaults to false.
     /// +optional
-    #[serde(rename = "dryRun", skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
     /// options is the operation option structure of the operation being performed.
     /// e.g. `meta.k8s.io/v1.DeleteOptions` or `meta.k8s.io/v1.CreateOptions`. This may be
@@ -93,8 +79,35 @@ pub struct AdmissionRequest {
     /// Operation might be a CREATE, in which case the Options will a
     /// `meta.k8s.io/v1.CreateOptions` even though the caller provided `meta.k8s.io/v1.PatchOptions`.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub options: Option<::kapi_apimachinery::RawExtension>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AdmissionRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("uid"); ::kapi_apimachinery::go::opt_or_default(&self.uid, w);
+        w.field("kind"); ::kapi_apimachinery::go::opt_or_default(&self.kind, w);
+        w.field("resource"); ::kapi_apimachinery::go::opt_or_default(&self.resource, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.sub_resource) { w.field("subResource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.sub_resource, w); }
+        if !Option::is_none(&self.request_kind) { w.field("requestKind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.request_kind, w); }
+        if !Option::is_none(&self.request_resource) { w.field("requestResource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.request_resource, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.request_sub_resource) { w.field("requestSubResource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.request_sub_resource, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        w.field("operation"); ::kapi_apimachinery::go::opt_or_default(&self.operation, w);
+        w.field("userInfo"); ::kapi_apimachinery::go::opt_or_default(&self.user_info, w);
+        w.field("object"); ::kapi_apimachinery::go::opt_or_default(&self.object, w);
+        w.field("oldObject"); ::kapi_apimachinery::go::opt_or_default(&self.old_object, w);
+        if !Option::is_none(&self.dry_run) { w.field("dryRun"); ::kapi_apimachinery::write::WriteJson::write_json(&self.dry_run, w); }
+        w.field("options"); ::kapi_apimachinery::go::opt_or_default(&self.options, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AdmissionRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AdmissionRequest {
@@ -154,36 +167,30 @@ impl<'de> ::serde::Deserialize<'de> for AdmissionRequest {
 /// AdmissionResponse describes an admission response.
 ///
 /// Generated from proto `k8s.io.api.admission.v1beta1.AdmissionResponse`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AdmissionResponse {
     /// uid is an identifier for the individual request/response.
     /// This should be copied over from the corresponding AdmissionRequest.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub uid: Option<String>,
     /// allowed indicates whether or not the admission request was permitted.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub allowed: Option<bool>,
     /// status is the result contains extra details into why an admission request was denied.
     /// This field IS NOT consulted in any way if "Allowed" is "true".
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::apimachinery::pkg::apis::meta::v1::Status>,
     /// patch is the patch body. Currently we only support "JSONPatch" which implements RFC 6902.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::bytes_opt_is_empty", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub patch: Option<Vec<u8>>,
     /// patchType is the type of Patch. Currently we only allow "JSONPatch".
     /// +optional
-    #[serde(rename = "patchType", skip_serializing_if = "Option::is_none")]
     pub patch_type: Option<String>,
     /// auditAnnotations is an unstructured key value map set by remote admission controller (e.g. error=image-blacklisted).
     /// MutatingAdmissionWebhook and ValidatingAdmissionWebhook admission controller will prefix the keys with
     /// admission webhook name (e.g. imagepolicy.example.com/error=image-blacklisted). AuditAnnotations will be provided by
     /// the admission webhook to add additional context to the audit log for this request.
     /// +optional
-    #[serde(rename = "auditAnnotations", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub audit_annotations: ::std::collections::BTreeMap<String, String>,
     /// warnings is a list of warning messages to return to the requesting API client.
     /// Warning messages describe a problem the client making the API request should correct or be aware of.
@@ -191,8 +198,27 @@ pub struct AdmissionResponse {
     /// Warnings over 256 characters and large numbers of warnings may be truncated.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AdmissionResponse {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("uid"); ::kapi_apimachinery::go::opt_or_default(&self.uid, w);
+        w.field("allowed"); ::kapi_apimachinery::go::opt_or_default(&self.allowed, w);
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        if !::kapi_apimachinery::go::bytes_opt_is_empty(&self.patch) { w.field("patch"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.patch, w); }
+        if !Option::is_none(&self.patch_type) { w.field("patchType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.patch_type, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.audit_annotations) { w.field("auditAnnotations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.audit_annotations, w); }
+        if !Vec::is_empty(&self.warnings) { w.field("warnings"); ::kapi_apimachinery::write::WriteJson::write_json(&self.warnings, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AdmissionResponse {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AdmissionResponse {
@@ -236,22 +262,35 @@ impl<'de> ::serde::Deserialize<'de> for AdmissionResponse {
 /// AdmissionReview describes an admission review request/response.
 ///
 /// Generated from proto `k8s.io.api.admission.v1beta1.AdmissionReview`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AdmissionReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// request describes the attributes for the admission request.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<crate::api::admission::v1beta1::AdmissionRequest>,
     /// response describes the attributes for the admission response.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub response: Option<crate::api::admission::v1beta1::AdmissionResponse>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AdmissionReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.request) { w.field("request"); ::kapi_apimachinery::write::WriteJson::write_json(&self.request, w); }
+        if !Option::is_none(&self.response) { w.field("response"); ::kapi_apimachinery::write::WriteJson::write_json(&self.response, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AdmissionReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AdmissionReview {

@@ -3,7 +3,7 @@
 /// ApplyConfiguration defines the desired configuration values of an object.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1alpha1.ApplyConfiguration` (proto `k8s.io.api.admissionregistration.v1alpha1.ApplyConfiguration`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ApplyConfiguration {
     /// expression will be evaluated by CEL to create an apply configuration. ref: https://github.com/google/cel-spec
     ///
@@ -33,8 +33,21 @@ pub struct ApplyConfiguration {
     /// The `apiVersion`, `kind`, `metadata.name` and `metadata.generateName` are always accessible from the root of the object. No other metadata properties are accessible.
     ///
     /// Only property names of the form `[a-zA-Z_.-/][a-zA-Z0-9_.-/]*` are accessible. Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub expression: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ApplyConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.expression) { w.field("expression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ApplyConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ApplyConfiguration {
@@ -66,7 +79,7 @@ impl<'de> ::serde::Deserialize<'de> for ApplyConfiguration {
 /// AuditAnnotation describes how to produce an audit annotation for an API request.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1alpha1.AuditAnnotation`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AuditAnnotation {
     /// key specifies the audit annotation key. The audit annotation keys of
     /// a ValidatingAdmissionPolicy must be unique. The key must be a qualified
@@ -83,7 +96,6 @@ pub struct AuditAnnotation {
     /// will be discarded.
     ///
     /// Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub key: Option<String>,
     /// valueExpression represents the expression which is evaluated by CEL to
     /// produce an audit annotation value. The expression must evaluate to either
@@ -100,8 +112,22 @@ pub struct AuditAnnotation {
     /// will be joined together in a comma-separated list.
     ///
     /// Required.
-    #[serde(rename = "valueExpression", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub value_expression: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AuditAnnotation {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("key"); ::kapi_apimachinery::go::opt_or_default(&self.key, w);
+        w.field("valueExpression"); ::kapi_apimachinery::go::opt_or_default(&self.value_expression, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AuditAnnotation {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AuditAnnotation {
@@ -135,18 +161,31 @@ impl<'de> ::serde::Deserialize<'de> for AuditAnnotation {
 /// ExpressionWarning is a warning information that targets a specific expression.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1alpha1.ExpressionWarning`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExpressionWarning {
     /// fieldRef is the path to the field that refers to the expression.
     /// For example, the reference to the expression of the first item of
     /// validations is "spec.validations[0].expression"
-    #[serde(rename = "fieldRef", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub field_ref: Option<String>,
     /// warning contains the content of type checking information in a human-readable form.
     /// Each line of the warning contains the type that the expression is checked
     /// against, followed by the type check error from the compiler.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub warning: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExpressionWarning {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("fieldRef"); ::kapi_apimachinery::go::opt_or_default(&self.field_ref, w);
+        w.field("warning"); ::kapi_apimachinery::go::opt_or_default(&self.warning, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExpressionWarning {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExpressionWarning {
@@ -180,7 +219,7 @@ impl<'de> ::serde::Deserialize<'de> for ExpressionWarning {
 /// JSONPatch defines a JSON Patch.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1alpha1.JSONPatch` (proto `k8s.io.api.admissionregistration.v1alpha1.JSONPatch`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JSONPatch {
     /// expression will be evaluated by CEL to create a [JSON patch](https://jsonpatch.com/). ref: https://github.com/google/cel-spec
     ///
@@ -236,8 +275,21 @@ pub struct JSONPatch {
     /// - 'jsonpatch.escapeKey' - Performs JSONPatch key escaping. '~' and  '/' are escaped as '~0' and `~1' respectively).
     ///
     /// Only property names of the form `[a-zA-Z_.-/][a-zA-Z0-9_.-/]*` are accessible. Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub expression: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for JSONPatch {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.expression) { w.field("expression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for JSONPatch {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for JSONPatch {
@@ -267,7 +319,7 @@ impl<'de> ::serde::Deserialize<'de> for JSONPatch {
 }
 
 /// Generated from `io.k8s.api.admissionregistration.v1alpha1.MatchCondition` (proto `k8s.io.api.admissionregistration.v1alpha1.MatchCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MatchCondition {
     /// name is an identifier for this match condition, used for strategic merging of MatchConditions, as well as providing an identifier for logging purposes. A good name should be descriptive of the associated expression. Name must be a qualified name consisting of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')
     ///
@@ -283,6 +335,21 @@ pub struct MatchCondition {
     ///
     /// Required.
     pub expression: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MatchCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("expression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MatchCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MatchCondition {
@@ -316,7 +383,7 @@ impl<'de> ::serde::Deserialize<'de> for MatchCondition {
 /// MatchResources decides whether to run the admission control policy on an object based on whether it meets the match criteria. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1alpha1.MatchResources` (proto `k8s.io.api.admissionregistration.v1alpha1.MatchResources`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MatchResources {
     /// namespaceSelector decides whether to run the admission control policy on an object based on whether the namespace for that object matches the selector. If the object itself is a namespace, the matching is performed on object.metadata.labels. If the object is another cluster scoped resource, it never skips the policy.
     ///
@@ -349,16 +416,12 @@ pub struct MatchResources {
     /// See https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/ for more examples of label selectors.
     ///
     /// Default to the empty LabelSelector, which matches everything.
-    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// objectSelector decides whether to run the policy based on if the object has matching labels. objectSelector is evaluated against both the oldObject and newObject that would be sent to the policy's expression (CEL), and is considered to match if either object matches the selector. A null object (oldObject in the case of create, or newObject in the case of delete) or an object that cannot have labels (like a DeploymentRollback or a PodProxyOptions object) is not considered to match. Use the object selector only if the webhook is opt-in, because end users may skip the admission webhook by setting the labels. Default to the empty LabelSelector, which matches everything.
-    #[serde(rename = "objectSelector", skip_serializing_if = "Option::is_none")]
     pub object_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// resourceRules describes what operations on what resources/subresources the admission policy matches. The policy cares about an operation if it matches _any_ Rule.
-    #[serde(rename = "resourceRules", skip_serializing_if = "Vec::is_empty")]
     pub resource_rules: Vec<crate::api::admissionregistration::v1alpha1::NamedRuleWithOperations>,
     /// excludeResourceRules describes what operations on what resources/subresources the policy should not care about. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)
-    #[serde(rename = "excludeResourceRules", skip_serializing_if = "Vec::is_empty")]
     pub exclude_resource_rules: Vec<crate::api::admissionregistration::v1alpha1::NamedRuleWithOperations>,
     /// matchPolicy defines how the "MatchResources" list is used to match incoming requests. Allowed values are "Exact" or "Equivalent".
     ///
@@ -367,8 +430,25 @@ pub struct MatchResources {
     /// - Equivalent: match a request if modifies a resource listed in rules, even via another API group or version. For example, if deployments can be modified via apps/v1, apps/v1beta1, and extensions/v1beta1, and "rules" only included `apiGroups:["apps"], apiVersions:["v1"], resources: ["deployments"]`, the admission policy **does** consider requests made to apps/v1beta1 or extensions/v1beta1 API groups. The API server translates the request to a matched resource API if necessary.
     ///
     /// Defaults to "Equivalent"
-    #[serde(rename = "matchPolicy", skip_serializing_if = "Option::is_none")]
     pub match_policy: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MatchResources {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.namespace_selector) { w.field("namespaceSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace_selector, w); }
+        if !Option::is_none(&self.object_selector) { w.field("objectSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.object_selector, w); }
+        if !Vec::is_empty(&self.resource_rules) { w.field("resourceRules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_rules, w); }
+        if !Vec::is_empty(&self.exclude_resource_rules) { w.field("excludeResourceRules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exclude_resource_rules, w); }
+        if !Option::is_none(&self.match_policy) { w.field("matchPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_policy, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MatchResources {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MatchResources {
@@ -408,20 +488,33 @@ impl<'de> ::serde::Deserialize<'de> for MatchResources {
 /// MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicy` (proto `k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicy`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicy {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the desired behavior of the MutatingAdmissionPolicy.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicy {
@@ -463,20 +556,33 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicy {
 /// Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBinding` (proto `k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBinding`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyBinding {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the desired behavior of the MutatingAdmissionPolicyBinding.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBindingSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicyBinding {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicyBinding {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicyBinding {
@@ -514,20 +620,33 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicyBinding {
 /// MutatingAdmissionPolicyBindingList is a list of MutatingAdmissionPolicyBinding.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingList` (proto `k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyBindingList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of PolicyBinding.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicyBindingList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicyBindingList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicyBindingList {
@@ -565,17 +684,30 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicyBindingList {
 /// MutatingAdmissionPolicyBindingSpec is the specification of the MutatingAdmissionPolicyBinding.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingSpec` (proto `k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyBindingSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyBindingSpec {
     /// policyName references a MutatingAdmissionPolicy name which the MutatingAdmissionPolicyBinding binds to. If the referenced resource does not exist, this binding is considered invalid and will be ignored Required.
-    #[serde(rename = "policyName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub policy_name: Option<String>,
     /// paramRef specifies the parameter resource used to configure the admission control policy. It should point to a resource of the type specified in spec.ParamKind of the bound MutatingAdmissionPolicy. If the policy specifies a ParamKind and the resource referred to by ParamRef does not exist, this binding is considered mis-configured and the FailurePolicy of the MutatingAdmissionPolicy applied. If the policy does not specify a ParamKind then this field is ignored, and the rules are evaluated without a param.
-    #[serde(rename = "paramRef", skip_serializing_if = "Option::is_none")]
     pub param_ref: Option<crate::api::admissionregistration::v1alpha1::ParamRef>,
     /// matchResources limits what resources match this binding and may be mutated by it. Note that if matchResources matches a resource, the resource must also match a policy's matchConstraints and matchConditions before the resource may be mutated. When matchResources is unset, it does not constrain resource matching, and only the policy's matchConstraints and matchConditions must match for the resource to be mutated. Additionally, matchResources.resourceRules are optional and do not constraint matching when unset. Note that this is differs from MutatingAdmissionPolicy matchConstraints, where resourceRules are required. The CREATE, UPDATE and CONNECT operations are allowed.  The DELETE operation may not be matched. '*' matches CREATE, UPDATE and CONNECT.
-    #[serde(rename = "matchResources", skip_serializing_if = "Option::is_none")]
     pub match_resources: Option<crate::api::admissionregistration::v1alpha1::MatchResources>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicyBindingSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.policy_name) { w.field("policyName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.policy_name, w); }
+        if !Option::is_none(&self.param_ref) { w.field("paramRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.param_ref, w); }
+        if !Option::is_none(&self.match_resources) { w.field("matchResources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_resources, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicyBindingSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicyBindingSpec {
@@ -611,20 +743,33 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicyBindingSpec {
 /// MutatingAdmissionPolicyList is a list of MutatingAdmissionPolicy.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyList` (proto `k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicyList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of ValidatingAdmissionPolicy.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicyList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicyList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicyList {
@@ -662,21 +807,17 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicyList {
 /// MutatingAdmissionPolicySpec is the specification of the desired behavior of the admission policy.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1alpha1.MutatingAdmissionPolicySpec` (proto `k8s.io.api.admissionregistration.v1alpha1.MutatingAdmissionPolicySpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicySpec {
     /// paramKind specifies the kind of resources used to parameterize this policy. If absent, there are no parameters for this policy and the param CEL variable will not be provided to validation expressions. If paramKind refers to a non-existent kind, this policy definition is mis-configured and the FailurePolicy is applied. If paramKind is specified but paramRef is unset in MutatingAdmissionPolicyBinding, the params variable will be null.
-    #[serde(rename = "paramKind", skip_serializing_if = "Option::is_none")]
     pub param_kind: Option<crate::api::admissionregistration::v1alpha1::ParamKind>,
     /// matchConstraints specifies what resources this policy is designed to validate. The MutatingAdmissionPolicy cares about a request if it matches _all_ Constraints. However, in order to prevent clusters from being put into an unstable state that cannot be recovered from via the API MutatingAdmissionPolicy cannot match MutatingAdmissionPolicy and MutatingAdmissionPolicyBinding. The CREATE, UPDATE and CONNECT operations are allowed.  The DELETE operation may not be matched. '*' matches CREATE, UPDATE and CONNECT. Required.
-    #[serde(rename = "matchConstraints", skip_serializing_if = "Option::is_none")]
     pub match_constraints: Option<crate::api::admissionregistration::v1alpha1::MatchResources>,
     /// variables contain definitions of variables that can be used in composition of other expressions. Each variable is defined as a named CEL expression. The variables defined here will be available under `variables` in other expressions of the policy except matchConditions because matchConditions are evaluated before the rest of the policy.
     ///
     /// The expression of a variable can refer to other variables defined earlier in the list but not those after. Thus, variables must be sorted by the order of first appearance and acyclic.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub variables: Vec<crate::api::admissionregistration::v1alpha1::Variable>,
     /// mutations contain operations to perform on matching objects. mutations may not be empty; a minimum of one mutation is required. mutations are evaluated in order, and are reinvoked according to the reinvocationPolicy. The mutations of a policy are invoked for each binding of this policy and reinvocation of mutations occurs on a per binding basis.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mutations: Vec<crate::api::admissionregistration::v1alpha1::Mutation>,
     /// failurePolicy defines how to handle failures for the admission policy. Failures can occur from CEL expression parse errors, type check errors, runtime errors and invalid or mis-configured policy definitions or bindings.
     ///
@@ -685,7 +826,6 @@ pub struct MutatingAdmissionPolicySpec {
     /// failurePolicy does not define how validations that evaluate to false are handled.
     ///
     /// Allowed values are Ignore or Fail. Defaults to Fail.
-    #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// matchConditions is a list of conditions that must be met for a request to be validated. Match conditions filter requests that have already been matched by the matchConstraints. An empty list of matchConditions matches all requests. There are a maximum of 64 match conditions allowed.
     ///
@@ -697,15 +837,33 @@ pub struct MutatingAdmissionPolicySpec {
     ///   3. If any matchCondition evaluates to an error (but none are FALSE):
     ///      - If failurePolicy=Fail, reject the request
     ///      - If failurePolicy=Ignore, the policy is skipped
-    #[serde(rename = "matchConditions", skip_serializing_if = "Vec::is_empty")]
     pub match_conditions: Vec<crate::api::admissionregistration::v1alpha1::MatchCondition>,
     /// reinvocationPolicy indicates whether mutations may be called multiple times per MutatingAdmissionPolicyBinding as part of a single admission evaluation. Allowed values are "Never" and "IfNeeded".
     ///
     /// Never: These mutations will not be called more than once per binding in a single admission evaluation.
     ///
     /// IfNeeded: These mutations may be invoked more than once per binding for a single admission request and there is no guarantee of order with respect to other admission plugins, admission webhooks, bindings of this policy and admission policies.  Mutations are only reinvoked when mutations change the object after this mutation is invoked. Required.
-    #[serde(rename = "reinvocationPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reinvocation_policy: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicySpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.param_kind) { w.field("paramKind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.param_kind, w); }
+        if !Option::is_none(&self.match_constraints) { w.field("matchConstraints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_constraints, w); }
+        if !Vec::is_empty(&self.variables) { w.field("variables"); ::kapi_apimachinery::write::WriteJson::write_json(&self.variables, w); }
+        if !Vec::is_empty(&self.mutations) { w.field("mutations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.mutations, w); }
+        if !Option::is_none(&self.failure_policy) { w.field("failurePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failure_policy, w); }
+        if !Vec::is_empty(&self.match_conditions) { w.field("matchConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_conditions, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reinvocation_policy) { w.field("reinvocationPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reinvocation_policy, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicySpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicySpec {
@@ -749,17 +907,30 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicySpec {
 /// Mutation specifies the CEL expression which is used to apply the Mutation.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1alpha1.Mutation` (proto `k8s.io.api.admissionregistration.v1alpha1.Mutation`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Mutation {
     /// patchType indicates the patch strategy used. Allowed values are "ApplyConfiguration" and "JSONPatch". Required.
-    #[serde(rename = "patchType")]
     pub patch_type: String,
     /// applyConfiguration defines the desired configuration values of an object. The configuration is applied to the admission object using [structured merge diff](https://github.com/kubernetes-sigs/structured-merge-diff). A CEL expression is used to create apply configuration.
-    #[serde(rename = "applyConfiguration", skip_serializing_if = "Option::is_none")]
     pub apply_configuration: Option<crate::api::admissionregistration::v1alpha1::ApplyConfiguration>,
     /// jsonPatch defines a [JSON patch](https://jsonpatch.com/) operation to perform a mutation to the object. A CEL expression is used to create the JSON patch.
-    #[serde(rename = "jsonPatch", skip_serializing_if = "Option::is_none")]
     pub json_patch: Option<crate::api::admissionregistration::v1alpha1::JSONPatch>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Mutation {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("patchType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.patch_type, w);
+        if !Option::is_none(&self.apply_configuration) { w.field("applyConfiguration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.apply_configuration, w); }
+        if !Option::is_none(&self.json_patch) { w.field("jsonPatch"); ::kapi_apimachinery::write::WriteJson::write_json(&self.json_patch, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Mutation {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Mutation {
@@ -795,19 +966,15 @@ impl<'de> ::serde::Deserialize<'de> for Mutation {
 /// NamedRuleWithOperations is a tuple of Operations and Resources with ResourceNames.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1alpha1.NamedRuleWithOperations` (proto `k8s.io.api.admissionregistration.v1alpha1.NamedRuleWithOperations`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NamedRuleWithOperations {
     /// resourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.
-    #[serde(rename = "resourceNames", skip_serializing_if = "Vec::is_empty")]
     pub resource_names: Vec<String>,
     /// operations is the operations the admission hook cares about - CREATE, UPDATE, DELETE, CONNECT or * for all of those operations and any future admission operations that are added. If '*' is present, the length of the slice must be one. Required.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub operations: Vec<String>,
     /// apiGroups is the API groups the resources belong to. '*' is all groups. If '*' is present, the length of the slice must be one. Required.
-    #[serde(rename = "apiGroups", skip_serializing_if = "Vec::is_empty")]
     pub api_groups: Vec<String>,
     /// apiVersions is the API versions the resources belong to. '*' is all versions. If '*' is present, the length of the slice must be one. Required.
-    #[serde(rename = "apiVersions", skip_serializing_if = "Vec::is_empty")]
     pub api_versions: Vec<String>,
     /// resources is a list of resources this rule applies to.
     ///
@@ -816,11 +983,28 @@ pub struct NamedRuleWithOperations {
     /// If wildcard is present, the validation rule will ensure resources do not overlap with each other.
     ///
     /// Depending on the enclosing object, subresources might not be allowed. Required.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<String>,
     /// scope specifies the scope of this rule. Valid values are "Cluster", "Namespaced", and "*" "Cluster" means that only cluster-scoped resources will match this rule. Namespace API objects are cluster-scoped. "Namespaced" means that only namespaced resources will match this rule. "*" means that there are no scope restrictions. Subresources match the scope of their parent resource. Default is "*".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NamedRuleWithOperations {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.resource_names) { w.field("resourceNames"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_names, w); }
+        if !Vec::is_empty(&self.operations) { w.field("operations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.operations, w); }
+        if !Vec::is_empty(&self.api_groups) { w.field("apiGroups"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_groups, w); }
+        if !Vec::is_empty(&self.api_versions) { w.field("apiVersions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_versions, w); }
+        if !Vec::is_empty(&self.resources) { w.field("resources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resources, w); }
+        if !Option::is_none(&self.scope) { w.field("scope"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scope, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NamedRuleWithOperations {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NamedRuleWithOperations {
@@ -862,14 +1046,27 @@ impl<'de> ::serde::Deserialize<'de> for NamedRuleWithOperations {
 /// ParamKind is a tuple of Group Kind and Version.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1alpha1.ParamKind` (proto `k8s.io.api.admissionregistration.v1alpha1.ParamKind`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParamKind {
     /// apiVersion is the API group version the resources belong to. In format of "group/version". Required.
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// kind is the API kind the resources belong to. Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ParamKind {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ParamKind {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ParamKind {
@@ -903,12 +1100,11 @@ impl<'de> ::serde::Deserialize<'de> for ParamKind {
 /// ParamRef describes how to locate the params to be used as input to expressions of rules applied by a policy binding.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1alpha1.ParamRef` (proto `k8s.io.api.admissionregistration.v1alpha1.ParamRef`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParamRef {
     /// name is the name of the resource being referenced.
     ///
     /// `name` and `selector` are mutually exclusive properties. If one is set, the other must be unset.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// namespace is the namespace of the referenced resource. Allows limiting the search for params to a specific namespace. Applies to both `name` and `selector` fields.
     ///
@@ -917,20 +1113,34 @@ pub struct ParamRef {
     /// - If `paramKind` is cluster-scoped, this field MUST be unset. Setting this field results in a configuration error.
     ///
     /// - If `paramKind` is namespace-scoped, the namespace of the object being evaluated for admission will be used when this field is left unset. Take care that if this is left empty the binding must not match any cluster-scoped resources, which will result in an error.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
     /// selector can be used to match multiple param objects based on their labels. Supply selector: {} to match all resources of the ParamKind.
     ///
     /// If multiple params are found, they are all evaluated with the policy expressions and the results are ANDed together.
     ///
     /// One of `name` or `selector` must be set, but `name` and `selector` are mutually exclusive properties. If one is set, the other must be unset.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// parameterNotFoundAction controls the behavior of the binding when the resource exists, and name or selector is valid, but there are no parameters matched by the binding. If the value is set to `Allow`, then no matched parameters will be treated as successful validation by the binding. If set to `Deny`, then no matched parameters will be subject to the `failurePolicy` of the policy.
     ///
     /// Allowed values are `Allow` or `Deny` Default to `Deny`
-    #[serde(rename = "parameterNotFoundAction", skip_serializing_if = "Option::is_none")]
     pub parameter_not_found_action: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ParamRef {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        if !Option::is_none(&self.parameter_not_found_action) { w.field("parameterNotFoundAction"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parameter_not_found_action, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ParamRef {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ParamRef {
@@ -969,13 +1179,26 @@ impl<'de> ::serde::Deserialize<'de> for ParamRef {
 /// ValidatingAdmissionPolicy
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1alpha1.TypeChecking`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TypeChecking {
     /// expressionWarnings contains the type checking warnings for each expression.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "expressionWarnings", skip_serializing_if = "Vec::is_empty")]
     pub expression_warnings: Vec<crate::api::admissionregistration::v1alpha1::ExpressionWarning>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TypeChecking {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.expression_warnings) { w.field("expressionWarnings"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression_warnings, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TypeChecking {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TypeChecking {
@@ -1007,28 +1230,41 @@ impl<'de> ::serde::Deserialize<'de> for TypeChecking {
 /// ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicy {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the desired behavior of the ValidatingAdmissionPolicy.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::admissionregistration::v1alpha1::ValidatingAdmissionPolicySpec>,
     /// status represents the current status of the ValidatingAdmissionPolicy, including warnings that are useful to determine if the policy
     /// behaves in the expected way.
     /// Populated by the system.
     /// Read-only.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::admissionregistration::v1alpha1::ValidatingAdmissionPolicyStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicy {
@@ -1078,22 +1314,35 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicy {
 /// given (policy, binding, param) combination is within its own CEL budget.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBinding`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyBinding {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the desired behavior of the ValidatingAdmissionPolicyBinding.
     /// +required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::admissionregistration::v1alpha1::ValidatingAdmissionPolicyBindingSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicyBinding {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicyBinding {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicyBinding {
@@ -1131,22 +1380,35 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicyBinding {
 /// ValidatingAdmissionPolicyBindingList is a list of ValidatingAdmissionPolicyBinding.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBindingList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyBindingList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of PolicyBinding.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::admissionregistration::v1alpha1::ValidatingAdmissionPolicyBinding>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicyBindingList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicyBindingList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicyBindingList {
@@ -1184,21 +1446,19 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicyBindingList {
 /// ValidatingAdmissionPolicyBindingSpec is the specification of the ValidatingAdmissionPolicyBinding.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyBindingSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyBindingSpec {
     /// policyName references a ValidatingAdmissionPolicy name which the ValidatingAdmissionPolicyBinding binds to.
     /// If the referenced resource does not exist, this binding is considered invalid and will be ignored
     /// Required.
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
-    #[serde(rename = "policyName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub policy_name: Option<String>,
     /// paramRef specifies the parameter resource used to configure the admission control policy.
     /// It should point to a resource of the type specified in ParamKind of the bound ValidatingAdmissionPolicy.
     /// If the policy specifies a ParamKind and the resource referred to by ParamRef does not exist, this binding is considered mis-configured and the FailurePolicy of the ValidatingAdmissionPolicy applied.
     /// If the policy does not specify a ParamKind then this field is ignored, and the rules are evaluated without a param.
     /// +optional
-    #[serde(rename = "paramRef", skip_serializing_if = "Option::is_none")]
     pub param_ref: Option<crate::api::admissionregistration::v1alpha1::ParamRef>,
     /// matchResources declares what resources match this binding and will be validated by it.
     /// Note that this is intersected with the policy's matchConstraints, so only requests that are matched by the policy can be selected by this.
@@ -1206,7 +1466,6 @@ pub struct ValidatingAdmissionPolicyBindingSpec {
     /// When resourceRules is unset, it does not constrain resource matching. If a resource is matched by the other fields of this object, it will be validated.
     /// Note that this is differs from ValidatingAdmissionPolicy matchConstraints, where resourceRules are required.
     /// +optional
-    #[serde(rename = "matchResources", skip_serializing_if = "Option::is_none")]
     pub match_resources: Option<crate::api::admissionregistration::v1alpha1::MatchResources>,
     /// validationActions declares how Validations of the referenced ValidatingAdmissionPolicy are enforced.
     /// If a validation evaluates to false it is always enforced according to these actions.
@@ -1250,8 +1509,24 @@ pub struct ValidatingAdmissionPolicyBindingSpec {
     /// +listType=set
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
-    #[serde(rename = "validationActions", skip_serializing_if = "Vec::is_empty")]
     pub validation_actions: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicyBindingSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.policy_name) { w.field("policyName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.policy_name, w); }
+        if !Option::is_none(&self.param_ref) { w.field("paramRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.param_ref, w); }
+        if !Option::is_none(&self.match_resources) { w.field("matchResources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_resources, w); }
+        if !Vec::is_empty(&self.validation_actions) { w.field("validationActions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.validation_actions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicyBindingSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicyBindingSpec {
@@ -1289,22 +1564,35 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicyBindingSpec {
 /// ValidatingAdmissionPolicyList is a list of ValidatingAdmissionPolicy.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of ValidatingAdmissionPolicy.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::admissionregistration::v1alpha1::ValidatingAdmissionPolicy>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicyList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicyList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicyList {
@@ -1342,28 +1630,25 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicyList {
 /// ValidatingAdmissionPolicySpec is the specification of the desired behavior of the AdmissionPolicy.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicySpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicySpec {
     /// paramKind specifies the kind of resources used to parameterize this policy.
     /// If absent, there are no parameters for this policy and the param CEL variable will not be provided to validation expressions.
     /// If ParamKind refers to a non-existent kind, this policy definition is mis-configured and the FailurePolicy is applied.
     /// If paramKind is specified but paramRef is unset in ValidatingAdmissionPolicyBinding, the params variable will be null.
     /// +optional
-    #[serde(rename = "paramKind", skip_serializing_if = "Option::is_none")]
     pub param_kind: Option<crate::api::admissionregistration::v1alpha1::ParamKind>,
     /// matchConstraints specifies what resources this policy is designed to validate.
     /// The AdmissionPolicy cares about a request if it matches _all_ Constraints.
     /// However, in order to prevent clusters from being put into an unstable state that cannot be recovered from via the API
     /// ValidatingAdmissionPolicy cannot match ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding.
     /// Required.
-    #[serde(rename = "matchConstraints", skip_serializing_if = "Option::is_none")]
     pub match_constraints: Option<crate::api::admissionregistration::v1alpha1::MatchResources>,
     /// validations contain CEL expressions which is used to apply the validation.
     /// Validations and AuditAnnotations may not both be empty; a minimum of one Validations or AuditAnnotations is
     /// required.
     /// +listType=atomic
     /// +optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub validations: Vec<crate::api::admissionregistration::v1alpha1::Validation>,
     /// failurePolicy defines how to handle failures for the admission policy. Failures can
     /// occur from CEL expression parse errors, type check errors, runtime errors and invalid
@@ -1379,7 +1664,6 @@ pub struct ValidatingAdmissionPolicySpec {
     ///
     /// Allowed values are Ignore or Fail. Defaults to Fail.
     /// +optional
-    #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// auditAnnotations contains CEL expressions which are used to produce audit
     /// annotations for the audit event of the API request.
@@ -1387,7 +1671,6 @@ pub struct ValidatingAdmissionPolicySpec {
     /// required.
     /// +listType=atomic
     /// +optional
-    #[serde(rename = "auditAnnotations", skip_serializing_if = "Vec::is_empty")]
     pub audit_annotations: Vec<crate::api::admissionregistration::v1alpha1::AuditAnnotation>,
     /// matchConditions is a list of conditions that must be met for a request to be validated.
     /// Match conditions filter requests that have already been matched by the rules,
@@ -1409,7 +1692,6 @@ pub struct ValidatingAdmissionPolicySpec {
     /// +listType=map
     /// +listMapKey=name
     /// +optional
-    #[serde(rename = "matchConditions", skip_serializing_if = "Vec::is_empty")]
     pub match_conditions: Vec<crate::api::admissionregistration::v1alpha1::MatchCondition>,
     /// variables contain definitions of variables that can be used in composition of other expressions.
     /// Each variable is defined as a named CEL expression.
@@ -1423,8 +1705,27 @@ pub struct ValidatingAdmissionPolicySpec {
     /// +listType=map
     /// +listMapKey=name
     /// +optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub variables: Vec<crate::api::admissionregistration::v1alpha1::Variable>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicySpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.param_kind) { w.field("paramKind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.param_kind, w); }
+        if !Option::is_none(&self.match_constraints) { w.field("matchConstraints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_constraints, w); }
+        if !Vec::is_empty(&self.validations) { w.field("validations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.validations, w); }
+        if !Option::is_none(&self.failure_policy) { w.field("failurePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failure_policy, w); }
+        if !Vec::is_empty(&self.audit_annotations) { w.field("auditAnnotations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.audit_annotations, w); }
+        if !Vec::is_empty(&self.match_conditions) { w.field("matchConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_conditions, w); }
+        if !Vec::is_empty(&self.variables) { w.field("variables"); ::kapi_apimachinery::write::WriteJson::write_json(&self.variables, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicySpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicySpec {
@@ -1468,23 +1769,36 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicySpec {
 /// ValidatingAdmissionPolicyStatus represents the status of a ValidatingAdmissionPolicy.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1alpha1.ValidatingAdmissionPolicyStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyStatus {
     /// observedGeneration is the generation observed by the controller.
     /// +optional
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// typeChecking contains the results of type checking for each expression.
     /// Presence of this field indicates the completion of the type checking.
     /// +optional
-    #[serde(rename = "typeChecking", skip_serializing_if = "Option::is_none")]
     pub type_checking: Option<crate::api::admissionregistration::v1alpha1::TypeChecking>,
     /// conditions represent the latest available observations of a policy's current state.
     /// +optional
     /// +listType=map
     /// +listMapKey=type
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicyStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        if !Option::is_none(&self.type_checking) { w.field("typeChecking"); ::kapi_apimachinery::write::WriteJson::write_json(&self.type_checking, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicyStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicyStatus {
@@ -1520,7 +1834,7 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicyStatus {
 /// Validation specifies the CEL expression which is used to apply the validation.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1alpha1.Validation`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Validation {
     /// expression represents the expression which will be evaluated by CEL.
     /// ref: https://github.com/google/cel-spec
@@ -1563,7 +1877,6 @@ pub struct Validation {
     ///     are overwritten by values in `Y` when the key sets of `X` and `Y` intersect. Elements in `Y` with
     ///     non-intersecting keys are appended, retaining their partial order.
     /// Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub expression: Option<String>,
     /// message represents the message displayed when validation fails. The message is required if the Expression contains
     /// line breaks. The message must not contain line breaks.
@@ -1573,7 +1886,6 @@ pub struct Validation {
     /// The message must not contain line breaks.
     /// If unset, the message is "failed Expression: {Expression}".
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// reason represents a machine-readable description of why this validation failed.
     /// If this is the first validation in the list to fail, this reason, as well as the
@@ -1582,7 +1894,6 @@ pub struct Validation {
     /// The currently supported reasons are: "Unauthorized", "Forbidden", "Invalid", "RequestEntityTooLarge".
     /// If not set, StatusReasonInvalid is used in the response to the client.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// messageExpression declares a CEL expression that evaluates to the validation failure message that is returned when this rule fails.
     /// Since messageExpression is used as a failure message, it must evaluate to a string.
@@ -1595,8 +1906,24 @@ pub struct Validation {
     /// Example:
     /// "object.x must be less than max ("+string(params.max)+")"
     /// +optional
-    #[serde(rename = "messageExpression", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message_expression: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Validation {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("expression"); ::kapi_apimachinery::go::opt_or_default(&self.expression, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !Option::is_none(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message_expression) { w.field("messageExpression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message_expression, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Validation {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Validation {
@@ -1634,12 +1961,27 @@ impl<'de> ::serde::Deserialize<'de> for Validation {
 /// Variable is the definition of a variable that is used for composition.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1alpha1.Variable` (proto `k8s.io.api.admissionregistration.v1alpha1.Variable`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Variable {
     /// name is the name of the variable. The name must be a valid CEL identifier and unique among all variables. The variable can be accessed in other expressions through `variables` For example, if name is "foo", the variable will be available as `variables.foo`
     pub name: String,
     /// expression is the expression that will be evaluated as the value of the variable. The CEL expression has access to the same identifiers as the CEL expressions in Validation.
     pub expression: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Variable {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("expression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Variable {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Variable {

@@ -3,7 +3,7 @@
 /// ApplyConfiguration defines the desired configuration values of an object.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1beta1.ApplyConfiguration` (proto `k8s.io.api.admissionregistration.v1beta1.ApplyConfiguration`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ApplyConfiguration {
     /// expression will be evaluated by CEL to create an apply configuration. ref: https://github.com/google/cel-spec
     ///
@@ -33,8 +33,21 @@ pub struct ApplyConfiguration {
     /// The `apiVersion`, `kind`, `metadata.name` and `metadata.generateName` are always accessible from the root of the object. No other metadata properties are accessible.
     ///
     /// Only property names of the form `[a-zA-Z_.-/][a-zA-Z0-9_.-/]*` are accessible. Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub expression: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ApplyConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.expression) { w.field("expression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ApplyConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ApplyConfiguration {
@@ -66,7 +79,7 @@ impl<'de> ::serde::Deserialize<'de> for ApplyConfiguration {
 /// AuditAnnotation describes how to produce an audit annotation for an API request.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.AuditAnnotation`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AuditAnnotation {
     /// key specifies the audit annotation key. The audit annotation keys of
     /// a ValidatingAdmissionPolicy must be unique. The key must be a qualified
@@ -83,7 +96,6 @@ pub struct AuditAnnotation {
     /// will be discarded.
     ///
     /// Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub key: Option<String>,
     /// valueExpression represents the expression which is evaluated by CEL to
     /// produce an audit annotation value. The expression must evaluate to either
@@ -100,8 +112,22 @@ pub struct AuditAnnotation {
     /// will be joined together in a comma-separated list.
     ///
     /// Required.
-    #[serde(rename = "valueExpression", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub value_expression: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AuditAnnotation {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("key"); ::kapi_apimachinery::go::opt_or_default(&self.key, w);
+        w.field("valueExpression"); ::kapi_apimachinery::go::opt_or_default(&self.value_expression, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AuditAnnotation {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AuditAnnotation {
@@ -135,18 +161,31 @@ impl<'de> ::serde::Deserialize<'de> for AuditAnnotation {
 /// ExpressionWarning is a warning information that targets a specific expression.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.ExpressionWarning`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExpressionWarning {
     /// fieldRef is the path to the field that refers to the expression.
     /// For example, the reference to the expression of the first item of
     /// validations is "spec.validations[0].expression"
-    #[serde(rename = "fieldRef", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub field_ref: Option<String>,
     /// warning contains the content of type checking information in a human-readable form.
     /// Each line of the warning contains the type that the expression is checked
     /// against, followed by the type check error from the compiler.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub warning: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExpressionWarning {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("fieldRef"); ::kapi_apimachinery::go::opt_or_default(&self.field_ref, w);
+        w.field("warning"); ::kapi_apimachinery::go::opt_or_default(&self.warning, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExpressionWarning {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExpressionWarning {
@@ -180,7 +219,7 @@ impl<'de> ::serde::Deserialize<'de> for ExpressionWarning {
 /// JSONPatch defines a JSON Patch.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1beta1.JSONPatch` (proto `k8s.io.api.admissionregistration.v1beta1.JSONPatch`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JSONPatch {
     /// expression will be evaluated by CEL to create a [JSON patch](https://jsonpatch.com/). ref: https://github.com/google/cel-spec
     ///
@@ -236,8 +275,21 @@ pub struct JSONPatch {
     /// - 'jsonpatch.escapeKey' - Performs JSONPatch key escaping. '~' and  '/' are escaped as '~0' and `~1' respectively).
     ///
     /// Only property names of the form `[a-zA-Z_.-/][a-zA-Z0-9_.-/]*` are accessible. Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub expression: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for JSONPatch {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.expression) { w.field("expression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for JSONPatch {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for JSONPatch {
@@ -269,7 +321,7 @@ impl<'de> ::serde::Deserialize<'de> for JSONPatch {
 /// MatchCondition represents a condition which must be fulfilled for a request to be sent to a webhook.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1beta1.MatchCondition` (proto `k8s.io.api.admissionregistration.v1beta1.MatchCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MatchCondition {
     /// name is an identifier for this match condition, used for strategic merging of MatchConditions, as well as providing an identifier for logging purposes. A good name should be descriptive of the associated expression. Name must be a qualified name consisting of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')
     ///
@@ -285,6 +337,21 @@ pub struct MatchCondition {
     ///
     /// Required.
     pub expression: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MatchCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("expression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MatchCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MatchCondition {
@@ -318,7 +385,7 @@ impl<'de> ::serde::Deserialize<'de> for MatchCondition {
 /// MatchResources decides whether to run the admission control policy on an object based on whether it meets the match criteria. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1beta1.MatchResources` (proto `k8s.io.api.admissionregistration.v1beta1.MatchResources`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MatchResources {
     /// namespaceSelector decides whether to run the admission control policy on an object based on whether the namespace for that object matches the selector. If the object itself is a namespace, the matching is performed on object.metadata.labels. If the object is another cluster scoped resource, it never skips the policy.
     ///
@@ -351,16 +418,12 @@ pub struct MatchResources {
     /// See https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/ for more examples of label selectors.
     ///
     /// Default to the empty LabelSelector, which matches everything.
-    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// objectSelector decides whether to run the validation based on if the object has matching labels. objectSelector is evaluated against both the oldObject and newObject that would be sent to the cel validation, and is considered to match if either object matches the selector. A null object (oldObject in the case of create, or newObject in the case of delete) or an object that cannot have labels (like a DeploymentRollback or a PodProxyOptions object) is not considered to match. Use the object selector only if the webhook is opt-in, because end users may skip the admission webhook by setting the labels. Default to the empty LabelSelector, which matches everything.
-    #[serde(rename = "objectSelector", skip_serializing_if = "Option::is_none")]
     pub object_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// resourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy matches. The policy cares about an operation if it matches _any_ Rule.
-    #[serde(rename = "resourceRules", skip_serializing_if = "Vec::is_empty")]
     pub resource_rules: Vec<crate::api::admissionregistration::v1beta1::NamedRuleWithOperations>,
     /// excludeResourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy should not care about. The exclude rules take precedence over include rules (if a resource matches both, it is excluded)
-    #[serde(rename = "excludeResourceRules", skip_serializing_if = "Vec::is_empty")]
     pub exclude_resource_rules: Vec<crate::api::admissionregistration::v1beta1::NamedRuleWithOperations>,
     /// matchPolicy defines how the "MatchResources" list is used to match incoming requests. Allowed values are "Exact" or "Equivalent".
     ///
@@ -369,8 +432,25 @@ pub struct MatchResources {
     /// - Equivalent: match a request if modifies a resource listed in rules, even via another API group or version. For example, if deployments can be modified via apps/v1, apps/v1beta1, and extensions/v1beta1, and "rules" only included `apiGroups:["apps"], apiVersions:["v1"], resources: ["deployments"]`, a request to apps/v1beta1 or extensions/v1beta1 would be converted to apps/v1 and sent to the ValidatingAdmissionPolicy.
     ///
     /// Defaults to "Equivalent"
-    #[serde(rename = "matchPolicy", skip_serializing_if = "Option::is_none")]
     pub match_policy: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MatchResources {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.namespace_selector) { w.field("namespaceSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace_selector, w); }
+        if !Option::is_none(&self.object_selector) { w.field("objectSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.object_selector, w); }
+        if !Vec::is_empty(&self.resource_rules) { w.field("resourceRules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_rules, w); }
+        if !Vec::is_empty(&self.exclude_resource_rules) { w.field("excludeResourceRules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exclude_resource_rules, w); }
+        if !Option::is_none(&self.match_policy) { w.field("matchPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_policy, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MatchResources {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MatchResources {
@@ -410,20 +490,33 @@ impl<'de> ::serde::Deserialize<'de> for MatchResources {
 /// MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicy` (proto `k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicy`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicy {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the desired behavior of the MutatingAdmissionPolicy.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicy {
@@ -465,20 +558,33 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicy {
 /// Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBinding` (proto `k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBinding`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyBinding {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the desired behavior of the MutatingAdmissionPolicyBinding.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicyBinding {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicyBinding {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicyBinding {
@@ -516,20 +622,33 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicyBinding {
 /// MutatingAdmissionPolicyBindingList is a list of MutatingAdmissionPolicyBinding.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingList` (proto `k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyBindingList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of PolicyBinding.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicyBindingList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicyBindingList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicyBindingList {
@@ -567,17 +686,30 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicyBindingList {
 /// MutatingAdmissionPolicyBindingSpec is the specification of the MutatingAdmissionPolicyBinding.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingSpec` (proto `k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyBindingSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyBindingSpec {
     /// policyName references a MutatingAdmissionPolicy name which the MutatingAdmissionPolicyBinding binds to. If the referenced resource does not exist, this binding is considered invalid and will be ignored Required.
-    #[serde(rename = "policyName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub policy_name: Option<String>,
     /// paramRef specifies the parameter resource used to configure the admission control policy. It should point to a resource of the type specified in spec.ParamKind of the bound MutatingAdmissionPolicy. If the policy specifies a ParamKind and the resource referred to by ParamRef does not exist, this binding is considered mis-configured and the FailurePolicy of the MutatingAdmissionPolicy applied. If the policy does not specify a ParamKind then this field is ignored, and the rules are evaluated without a param.
-    #[serde(rename = "paramRef", skip_serializing_if = "Option::is_none")]
     pub param_ref: Option<crate::api::admissionregistration::v1beta1::ParamRef>,
     /// matchResources limits what resources match this binding and may be mutated by it. Note that if matchResources matches a resource, the resource must also match a policy's matchConstraints and matchConditions before the resource may be mutated. When matchResources is unset, it does not constrain resource matching, and only the policy's matchConstraints and matchConditions must match for the resource to be mutated. Additionally, matchResources.resourceRules are optional and do not constraint matching when unset. Note that this is differs from MutatingAdmissionPolicy matchConstraints, where resourceRules are required. The CREATE, UPDATE and CONNECT operations are allowed.  The DELETE operation may not be matched. '*' matches CREATE, UPDATE and CONNECT.
-    #[serde(rename = "matchResources", skip_serializing_if = "Option::is_none")]
     pub match_resources: Option<crate::api::admissionregistration::v1beta1::MatchResources>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicyBindingSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.policy_name) { w.field("policyName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.policy_name, w); }
+        if !Option::is_none(&self.param_ref) { w.field("paramRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.param_ref, w); }
+        if !Option::is_none(&self.match_resources) { w.field("matchResources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_resources, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicyBindingSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicyBindingSpec {
@@ -613,20 +745,33 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicyBindingSpec {
 /// MutatingAdmissionPolicyList is a list of MutatingAdmissionPolicy.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicyList` (proto `k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicyList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicyList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of ValidatingAdmissionPolicy.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::admissionregistration::v1beta1::MutatingAdmissionPolicy>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicyList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicyList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicyList {
@@ -664,21 +809,17 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicyList {
 /// MutatingAdmissionPolicySpec is the specification of the desired behavior of the admission policy.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1beta1.MutatingAdmissionPolicySpec` (proto `k8s.io.api.admissionregistration.v1beta1.MutatingAdmissionPolicySpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingAdmissionPolicySpec {
     /// paramKind specifies the kind of resources used to parameterize this policy. If absent, there are no parameters for this policy and the param CEL variable will not be provided to validation expressions. If paramKind refers to a non-existent kind, this policy definition is mis-configured and the FailurePolicy is applied. If paramKind is specified but paramRef is unset in MutatingAdmissionPolicyBinding, the params variable will be null.
-    #[serde(rename = "paramKind", skip_serializing_if = "Option::is_none")]
     pub param_kind: Option<crate::api::admissionregistration::v1beta1::ParamKind>,
     /// matchConstraints specifies what resources this policy is designed to validate. The MutatingAdmissionPolicy cares about a request if it matches _all_ Constraints. However, in order to prevent clusters from being put into an unstable state that cannot be recovered from via the API MutatingAdmissionPolicy cannot match MutatingAdmissionPolicy and MutatingAdmissionPolicyBinding. The CREATE, UPDATE and CONNECT operations are allowed.  The DELETE operation may not be matched. '*' matches CREATE, UPDATE and CONNECT. Required.
-    #[serde(rename = "matchConstraints", skip_serializing_if = "Option::is_none")]
     pub match_constraints: Option<crate::api::admissionregistration::v1beta1::MatchResources>,
     /// variables contain definitions of variables that can be used in composition of other expressions. Each variable is defined as a named CEL expression. The variables defined here will be available under `variables` in other expressions of the policy except matchConditions because matchConditions are evaluated before the rest of the policy.
     ///
     /// The expression of a variable can refer to other variables defined earlier in the list but not those after. Thus, variables must be sorted by the order of first appearance and acyclic.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub variables: Vec<crate::api::admissionregistration::v1beta1::Variable>,
     /// mutations contain operations to perform on matching objects. mutations may not be empty; a minimum of one mutation is required. mutations are evaluated in order, and are reinvoked according to the reinvocationPolicy. The mutations of a policy are invoked for each binding of this policy and reinvocation of mutations occurs on a per binding basis.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mutations: Vec<crate::api::admissionregistration::v1beta1::Mutation>,
     /// failurePolicy defines how to handle failures for the admission policy. Failures can occur from CEL expression parse errors, type check errors, runtime errors and invalid or mis-configured policy definitions or bindings.
     ///
@@ -687,7 +828,6 @@ pub struct MutatingAdmissionPolicySpec {
     /// failurePolicy does not define how validations that evaluate to false are handled.
     ///
     /// Allowed values are Ignore or Fail. Defaults to Fail.
-    #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// matchConditions is a list of conditions that must be met for a request to be validated. Match conditions filter requests that have already been matched by the matchConstraints. An empty list of matchConditions matches all requests. There are a maximum of 64 match conditions allowed.
     ///
@@ -699,15 +839,33 @@ pub struct MutatingAdmissionPolicySpec {
     ///   3. If any matchCondition evaluates to an error (but none are FALSE):
     ///      - If failurePolicy=Fail, reject the request
     ///      - If failurePolicy=Ignore, the policy is skipped
-    #[serde(rename = "matchConditions", skip_serializing_if = "Vec::is_empty")]
     pub match_conditions: Vec<crate::api::admissionregistration::v1beta1::MatchCondition>,
     /// reinvocationPolicy indicates whether mutations may be called multiple times per MutatingAdmissionPolicyBinding as part of a single admission evaluation. Allowed values are "Never" and "IfNeeded".
     ///
     /// Never: These mutations will not be called more than once per binding in a single admission evaluation.
     ///
     /// IfNeeded: These mutations may be invoked more than once per binding for a single admission request and there is no guarantee of order with respect to other admission plugins, admission webhooks, bindings of this policy and admission policies.  Mutations are only reinvoked when mutations change the object after this mutation is invoked. Required.
-    #[serde(rename = "reinvocationPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reinvocation_policy: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingAdmissionPolicySpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.param_kind) { w.field("paramKind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.param_kind, w); }
+        if !Option::is_none(&self.match_constraints) { w.field("matchConstraints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_constraints, w); }
+        if !Vec::is_empty(&self.variables) { w.field("variables"); ::kapi_apimachinery::write::WriteJson::write_json(&self.variables, w); }
+        if !Vec::is_empty(&self.mutations) { w.field("mutations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.mutations, w); }
+        if !Option::is_none(&self.failure_policy) { w.field("failurePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failure_policy, w); }
+        if !Vec::is_empty(&self.match_conditions) { w.field("matchConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_conditions, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reinvocation_policy) { w.field("reinvocationPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reinvocation_policy, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingAdmissionPolicySpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingAdmissionPolicySpec {
@@ -751,18 +909,16 @@ impl<'de> ::serde::Deserialize<'de> for MutatingAdmissionPolicySpec {
 /// MutatingWebhook describes an admission webhook and the resources and operations it applies to.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.MutatingWebhook`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingWebhook {
     /// name is the name of the admission webhook.
     /// Name should be fully qualified, e.g., imagepolicy.kubernetes.io, where
     /// "imagepolicy" is the name of the webhook, and kubernetes.io is the name
     /// of the organization.
     /// Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// clientConfig defines how to communicate with the hook.
     /// Required
-    #[serde(rename = "clientConfig", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub client_config: Option<crate::api::admissionregistration::v1beta1::WebhookClientConfig>,
     /// rules describes what operations on what resources/subresources the webhook cares about.
     /// The webhook cares about an operation if it matches _any_ Rule.
@@ -771,12 +927,10 @@ pub struct MutatingWebhook {
     /// disabling the plugin, ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks are never called
     /// on admission requests for ValidatingWebhookConfiguration and MutatingWebhookConfiguration objects.
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<crate::api::admissionregistration::v1::RuleWithOperations>,
     /// failurePolicy defines how unrecognized errors from the admission endpoint are handled -
     /// allowed values are Ignore or Fail. Defaults to Ignore.
     /// +optional
-    #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// matchPolicy defines how the "rules" list is used to match incoming requests.
     /// Allowed values are "Exact" or "Equivalent".
@@ -793,7 +947,6 @@ pub struct MutatingWebhook {
     ///
     /// Defaults to "Exact"
     /// +optional
-    #[serde(rename = "matchPolicy", skip_serializing_if = "Option::is_none")]
     pub match_policy: Option<String>,
     /// namespaceSelector decides whether to run the webhook on an object based
     /// on whether the namespace for that object matches the selector. If the
@@ -839,7 +992,6 @@ pub struct MutatingWebhook {
     ///
     /// Default to the empty LabelSelector, which matches everything.
     /// +optional
-    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// objectSelector decides whether to run the webhook based on if the
     /// object has matching labels. objectSelector is evaluated against both
@@ -853,7 +1005,6 @@ pub struct MutatingWebhook {
     /// users may skip the admission webhook by setting the labels.
     /// Default to the empty LabelSelector, which matches everything.
     /// +optional
-    #[serde(rename = "objectSelector", skip_serializing_if = "Option::is_none")]
     pub object_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// sideEffects states whether this webhook has side effects.
     /// Acceptable values are: Unknown, None, Some, NoneOnDryRun
@@ -862,7 +1013,6 @@ pub struct MutatingWebhook {
     /// Requests with the dryRun attribute will be auto-rejected if they match a webhook with
     /// sideEffects == Unknown or Some. Defaults to Unknown.
     /// +optional
-    #[serde(rename = "sideEffects", skip_serializing_if = "Option::is_none")]
     pub side_effects: Option<String>,
     /// timeoutSeconds specifies the timeout for this webhook. After the timeout passes,
     /// the webhook call will be ignored or the API call will fail based on the
@@ -870,7 +1020,6 @@ pub struct MutatingWebhook {
     /// The timeout value must be between 1 and 30 seconds.
     /// Default to 30 seconds.
     /// +optional
-    #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i32>,
     /// admissionReviewVersions is an ordered list of preferred `AdmissionReview`
     /// versions the Webhook expects. API server will try to use first version in
@@ -882,7 +1031,6 @@ pub struct MutatingWebhook {
     /// Default to `['v1beta1']`.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "admissionReviewVersions", skip_serializing_if = "Vec::is_empty")]
     pub admission_review_versions: Vec<String>,
     /// reinvocationPolicy indicates whether this webhook should be called multiple times as part of a single admission evaluation.
     /// Allowed values are "Never" and "IfNeeded".
@@ -900,7 +1048,6 @@ pub struct MutatingWebhook {
     ///
     /// Defaults to "Never".
     /// +optional
-    #[serde(rename = "reinvocationPolicy", skip_serializing_if = "Option::is_none")]
     pub reinvocation_policy: Option<String>,
     /// matchConditions is a list of conditions that must be met for a request to be sent to this
     /// webhook. Match conditions filter requests that have already been matched by the rules,
@@ -919,8 +1066,32 @@ pub struct MutatingWebhook {
     /// +listType=map
     /// +listMapKey=name
     /// +optional
-    #[serde(rename = "matchConditions", skip_serializing_if = "Vec::is_empty")]
     pub match_conditions: Vec<crate::api::admissionregistration::v1beta1::MatchCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingWebhook {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        w.field("clientConfig"); ::kapi_apimachinery::go::opt_or_default(&self.client_config, w);
+        if !Vec::is_empty(&self.rules) { w.field("rules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rules, w); }
+        if !Option::is_none(&self.failure_policy) { w.field("failurePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failure_policy, w); }
+        if !Option::is_none(&self.match_policy) { w.field("matchPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_policy, w); }
+        if !Option::is_none(&self.namespace_selector) { w.field("namespaceSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace_selector, w); }
+        if !Option::is_none(&self.object_selector) { w.field("objectSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.object_selector, w); }
+        if !Option::is_none(&self.side_effects) { w.field("sideEffects"); ::kapi_apimachinery::write::WriteJson::write_json(&self.side_effects, w); }
+        if !Option::is_none(&self.timeout_seconds) { w.field("timeoutSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.timeout_seconds, w); }
+        if !Vec::is_empty(&self.admission_review_versions) { w.field("admissionReviewVersions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.admission_review_versions, w); }
+        if !Option::is_none(&self.reinvocation_policy) { w.field("reinvocationPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reinvocation_policy, w); }
+        if !Vec::is_empty(&self.match_conditions) { w.field("matchConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingWebhook {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingWebhook {
@@ -975,17 +1146,14 @@ impl<'de> ::serde::Deserialize<'de> for MutatingWebhook {
 /// Deprecated in v1.16, planned for removal in v1.19. Use admissionregistration.k8s.io/v1 MutatingWebhookConfiguration instead.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.MutatingWebhookConfiguration`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingWebhookConfiguration {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// webhooks is a list of webhooks and the affected resources and operations.
     /// +optional
@@ -993,8 +1161,24 @@ pub struct MutatingWebhookConfiguration {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=name
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub webhooks: Vec<crate::api::admissionregistration::v1beta1::MutatingWebhook>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingWebhookConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        if !Vec::is_empty(&self.webhooks) { w.field("webhooks"); ::kapi_apimachinery::write::WriteJson::write_json(&self.webhooks, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingWebhookConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingWebhookConfiguration {
@@ -1032,22 +1216,35 @@ impl<'de> ::serde::Deserialize<'de> for MutatingWebhookConfiguration {
 /// MutatingWebhookConfigurationList is a list of MutatingWebhookConfiguration.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.MutatingWebhookConfigurationList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MutatingWebhookConfigurationList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of MutatingWebhookConfiguration.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::admissionregistration::v1beta1::MutatingWebhookConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MutatingWebhookConfigurationList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MutatingWebhookConfigurationList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MutatingWebhookConfigurationList {
@@ -1085,17 +1282,30 @@ impl<'de> ::serde::Deserialize<'de> for MutatingWebhookConfigurationList {
 /// Mutation specifies the CEL expression which is used to apply the Mutation.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1beta1.Mutation` (proto `k8s.io.api.admissionregistration.v1beta1.Mutation`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Mutation {
     /// patchType indicates the patch strategy used. Allowed values are "ApplyConfiguration" and "JSONPatch". Required.
-    #[serde(rename = "patchType")]
     pub patch_type: String,
     /// applyConfiguration defines the desired configuration values of an object. The configuration is applied to the admission object using [structured merge diff](https://github.com/kubernetes-sigs/structured-merge-diff). A CEL expression is used to create apply configuration.
-    #[serde(rename = "applyConfiguration", skip_serializing_if = "Option::is_none")]
     pub apply_configuration: Option<crate::api::admissionregistration::v1beta1::ApplyConfiguration>,
     /// jsonPatch defines a [JSON patch](https://jsonpatch.com/) operation to perform a mutation to the object. A CEL expression is used to create the JSON patch.
-    #[serde(rename = "jsonPatch", skip_serializing_if = "Option::is_none")]
     pub json_patch: Option<crate::api::admissionregistration::v1beta1::JSONPatch>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Mutation {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("patchType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.patch_type, w);
+        if !Option::is_none(&self.apply_configuration) { w.field("applyConfiguration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.apply_configuration, w); }
+        if !Option::is_none(&self.json_patch) { w.field("jsonPatch"); ::kapi_apimachinery::write::WriteJson::write_json(&self.json_patch, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Mutation {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Mutation {
@@ -1131,19 +1341,15 @@ impl<'de> ::serde::Deserialize<'de> for Mutation {
 /// NamedRuleWithOperations is a tuple of Operations and Resources with ResourceNames.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1beta1.NamedRuleWithOperations` (proto `k8s.io.api.admissionregistration.v1beta1.NamedRuleWithOperations`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NamedRuleWithOperations {
     /// resourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.
-    #[serde(rename = "resourceNames", skip_serializing_if = "Vec::is_empty")]
     pub resource_names: Vec<String>,
     /// operations is the operations the admission hook cares about - CREATE, UPDATE, DELETE, CONNECT or * for all of those operations and any future admission operations that are added. If '*' is present, the length of the slice must be one. Required.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub operations: Vec<String>,
     /// apiGroups is the API groups the resources belong to. '*' is all groups. If '*' is present, the length of the slice must be one. Required.
-    #[serde(rename = "apiGroups", skip_serializing_if = "Vec::is_empty")]
     pub api_groups: Vec<String>,
     /// apiVersions is the API versions the resources belong to. '*' is all versions. If '*' is present, the length of the slice must be one. Required.
-    #[serde(rename = "apiVersions", skip_serializing_if = "Vec::is_empty")]
     pub api_versions: Vec<String>,
     /// resources is a list of resources this rule applies to.
     ///
@@ -1152,11 +1358,28 @@ pub struct NamedRuleWithOperations {
     /// If wildcard is present, the validation rule will ensure resources do not overlap with each other.
     ///
     /// Depending on the enclosing object, subresources might not be allowed. Required.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<String>,
     /// scope specifies the scope of this rule. Valid values are "Cluster", "Namespaced", and "*" "Cluster" means that only cluster-scoped resources will match this rule. Namespace API objects are cluster-scoped. "Namespaced" means that only namespaced resources will match this rule. "*" means that there are no scope restrictions. Subresources match the scope of their parent resource. Default is "*".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NamedRuleWithOperations {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.resource_names) { w.field("resourceNames"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_names, w); }
+        if !Vec::is_empty(&self.operations) { w.field("operations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.operations, w); }
+        if !Vec::is_empty(&self.api_groups) { w.field("apiGroups"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_groups, w); }
+        if !Vec::is_empty(&self.api_versions) { w.field("apiVersions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_versions, w); }
+        if !Vec::is_empty(&self.resources) { w.field("resources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resources, w); }
+        if !Option::is_none(&self.scope) { w.field("scope"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scope, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NamedRuleWithOperations {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NamedRuleWithOperations {
@@ -1198,14 +1421,27 @@ impl<'de> ::serde::Deserialize<'de> for NamedRuleWithOperations {
 /// ParamKind is a tuple of Group Kind and Version.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1beta1.ParamKind` (proto `k8s.io.api.admissionregistration.v1beta1.ParamKind`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParamKind {
     /// apiVersion is the API group version the resources belong to. In format of "group/version". Required.
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// kind is the API kind the resources belong to. Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ParamKind {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ParamKind {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ParamKind {
@@ -1239,14 +1475,13 @@ impl<'de> ::serde::Deserialize<'de> for ParamKind {
 /// ParamRef describes how to locate the params to be used as input to expressions of rules applied by a policy binding.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1beta1.ParamRef` (proto `k8s.io.api.admissionregistration.v1beta1.ParamRef`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParamRef {
     /// name is the name of the resource being referenced.
     ///
     /// One of `name` or `selector` must be set, but `name` and `selector` are mutually exclusive properties. If one is set, the other must be unset.
     ///
     /// A single parameter used for all admission requests can be configured by setting the `name` field, leaving `selector` blank, and setting namespace if `paramKind` is namespace-scoped.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// namespace is the namespace of the referenced resource. Allows limiting the search for params to a specific namespace. Applies to both `name` and `selector` fields.
     ///
@@ -1255,22 +1490,36 @@ pub struct ParamRef {
     /// - If `paramKind` is cluster-scoped, this field MUST be unset. Setting this field results in a configuration error.
     ///
     /// - If `paramKind` is namespace-scoped, the namespace of the object being evaluated for admission will be used when this field is left unset. Take care that if this is left empty the binding must not match any cluster-scoped resources, which will result in an error.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
     /// selector can be used to match multiple param objects based on their labels. Supply selector: {} to match all resources of the ParamKind.
     ///
     /// If multiple params are found, they are all evaluated with the policy expressions and the results are ANDed together.
     ///
     /// One of `name` or `selector` must be set, but `name` and `selector` are mutually exclusive properties. If one is set, the other must be unset.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// parameterNotFoundAction controls the behavior of the binding when the resource exists, and name or selector is valid, but there are no parameters matched by the binding. If the value is set to `Allow`, then no matched parameters will be treated as successful validation by the binding. If set to `Deny`, then no matched parameters will be subject to the `failurePolicy` of the policy.
     ///
     /// Allowed values are `Allow` or `Deny`
     ///
     /// Required
-    #[serde(rename = "parameterNotFoundAction", skip_serializing_if = "Option::is_none")]
     pub parameter_not_found_action: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ParamRef {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        if !Option::is_none(&self.parameter_not_found_action) { w.field("parameterNotFoundAction"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parameter_not_found_action, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ParamRef {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ParamRef {
@@ -1308,27 +1557,40 @@ impl<'de> ::serde::Deserialize<'de> for ParamRef {
 /// ServiceReference holds a reference to Service.legacy.k8s.io
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.ServiceReference`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceReference {
     /// namespace is the namespace of the service.
     /// Required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub namespace: Option<String>,
     /// name is the name of the service.
     /// Required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// path is an optional URL path which will be sent in any request to
     /// this service.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// port is the port on the service that hosts the webhook.
     /// Default to 443 for backward compatibility.
     /// port should be a valid port number (1-65535, inclusive).
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("namespace"); ::kapi_apimachinery::go::opt_or_default(&self.namespace, w);
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        if !Option::is_none(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        if !Option::is_none(&self.port) { w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceReference {
@@ -1367,13 +1629,26 @@ impl<'de> ::serde::Deserialize<'de> for ServiceReference {
 /// ValidatingAdmissionPolicy
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.TypeChecking`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TypeChecking {
     /// expressionWarnings contains the type checking warnings for each expression.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "expressionWarnings", skip_serializing_if = "Vec::is_empty")]
     pub expression_warnings: Vec<crate::api::admissionregistration::v1beta1::ExpressionWarning>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TypeChecking {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.expression_warnings) { w.field("expressionWarnings"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression_warnings, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TypeChecking {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TypeChecking {
@@ -1409,28 +1684,41 @@ impl<'de> ::serde::Deserialize<'de> for TypeChecking {
 /// ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicy {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the desired behavior of the ValidatingAdmissionPolicy.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicySpec>,
     /// status represents the current status of the ValidatingAdmissionPolicy, including warnings that are useful to determine if the policy
     /// behaves in the expected way.
     /// Populated by the system.
     /// Read-only.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicy {
@@ -1480,22 +1768,35 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicy {
 /// given (policy, binding, param) combination is within its own CEL budget.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBinding`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyBinding {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the desired behavior of the ValidatingAdmissionPolicyBinding.
     /// +required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBindingSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicyBinding {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicyBinding {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicyBinding {
@@ -1533,22 +1834,35 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicyBinding {
 /// ValidatingAdmissionPolicyBindingList is a list of ValidatingAdmissionPolicyBinding.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyBindingList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of PolicyBinding.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicyBindingList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicyBindingList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicyBindingList {
@@ -1586,21 +1900,19 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicyBindingList {
 /// ValidatingAdmissionPolicyBindingSpec is the specification of the ValidatingAdmissionPolicyBinding.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBindingSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyBindingSpec {
     /// policyName references a ValidatingAdmissionPolicy name which the ValidatingAdmissionPolicyBinding binds to.
     /// If the referenced resource does not exist, this binding is considered invalid and will be ignored
     /// Required.
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
-    #[serde(rename = "policyName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub policy_name: Option<String>,
     /// paramRef specifies the parameter resource used to configure the admission control policy.
     /// It should point to a resource of the type specified in ParamKind of the bound ValidatingAdmissionPolicy.
     /// If the policy specifies a ParamKind and the resource referred to by ParamRef does not exist, this binding is considered mis-configured and the FailurePolicy of the ValidatingAdmissionPolicy applied.
     /// If the policy does not specify a ParamKind then this field is ignored, and the rules are evaluated without a param.
     /// +optional
-    #[serde(rename = "paramRef", skip_serializing_if = "Option::is_none")]
     pub param_ref: Option<crate::api::admissionregistration::v1beta1::ParamRef>,
     /// matchResources declares what resources match this binding and will be validated by it.
     /// Note that this is intersected with the policy's matchConstraints, so only requests that are matched by the policy can be selected by this.
@@ -1608,7 +1920,6 @@ pub struct ValidatingAdmissionPolicyBindingSpec {
     /// When resourceRules is unset, it does not constrain resource matching. If a resource is matched by the other fields of this object, it will be validated.
     /// Note that this is differs from ValidatingAdmissionPolicy matchConstraints, where resourceRules are required.
     /// +optional
-    #[serde(rename = "matchResources", skip_serializing_if = "Option::is_none")]
     pub match_resources: Option<crate::api::admissionregistration::v1beta1::MatchResources>,
     /// validationActions declares how Validations of the referenced ValidatingAdmissionPolicy are enforced.
     /// If a validation evaluates to false it is always enforced according to these actions.
@@ -1652,8 +1963,24 @@ pub struct ValidatingAdmissionPolicyBindingSpec {
     /// +listType=set
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
-    #[serde(rename = "validationActions", skip_serializing_if = "Vec::is_empty")]
     pub validation_actions: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicyBindingSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.policy_name) { w.field("policyName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.policy_name, w); }
+        if !Option::is_none(&self.param_ref) { w.field("paramRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.param_ref, w); }
+        if !Option::is_none(&self.match_resources) { w.field("matchResources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_resources, w); }
+        if !Vec::is_empty(&self.validation_actions) { w.field("validationActions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.validation_actions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicyBindingSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicyBindingSpec {
@@ -1693,22 +2020,35 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicyBindingSpec {
 /// ValidatingAdmissionPolicyList is a list of ValidatingAdmissionPolicy.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of ValidatingAdmissionPolicy.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicyList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicyList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicyList {
@@ -1746,28 +2086,25 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicyList {
 /// ValidatingAdmissionPolicySpec is the specification of the desired behavior of the AdmissionPolicy.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicySpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicySpec {
     /// paramKind specifies the kind of resources used to parameterize this policy.
     /// If absent, there are no parameters for this policy and the param CEL variable will not be provided to validation expressions.
     /// If ParamKind refers to a non-existent kind, this policy definition is mis-configured and the FailurePolicy is applied.
     /// If paramKind is specified but paramRef is unset in ValidatingAdmissionPolicyBinding, the params variable will be null.
     /// +optional
-    #[serde(rename = "paramKind", skip_serializing_if = "Option::is_none")]
     pub param_kind: Option<crate::api::admissionregistration::v1beta1::ParamKind>,
     /// matchConstraints specifies what resources this policy is designed to validate.
     /// The AdmissionPolicy cares about a request if it matches _all_ Constraints.
     /// However, in order to prevent clusters from being put into an unstable state that cannot be recovered from via the API
     /// ValidatingAdmissionPolicy cannot match ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding.
     /// Required.
-    #[serde(rename = "matchConstraints", skip_serializing_if = "Option::is_none")]
     pub match_constraints: Option<crate::api::admissionregistration::v1beta1::MatchResources>,
     /// validations contain CEL expressions which is used to apply the validation.
     /// Validations and AuditAnnotations may not both be empty; a minimum of one Validations or AuditAnnotations is
     /// required.
     /// +listType=atomic
     /// +optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub validations: Vec<crate::api::admissionregistration::v1beta1::Validation>,
     /// failurePolicy defines how to handle failures for the admission policy. Failures can
     /// occur from CEL expression parse errors, type check errors, runtime errors and invalid
@@ -1783,7 +2120,6 @@ pub struct ValidatingAdmissionPolicySpec {
     ///
     /// Allowed values are Ignore or Fail. Defaults to Fail.
     /// +optional
-    #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// auditAnnotations contains CEL expressions which are used to produce audit
     /// annotations for the audit event of the API request.
@@ -1791,7 +2127,6 @@ pub struct ValidatingAdmissionPolicySpec {
     /// required.
     /// +listType=atomic
     /// +optional
-    #[serde(rename = "auditAnnotations", skip_serializing_if = "Vec::is_empty")]
     pub audit_annotations: Vec<crate::api::admissionregistration::v1beta1::AuditAnnotation>,
     /// matchConditions is a list of conditions that must be met for a request to be validated.
     /// Match conditions filter requests that have already been matched by the rules,
@@ -1813,7 +2148,6 @@ pub struct ValidatingAdmissionPolicySpec {
     /// +listType=map
     /// +listMapKey=name
     /// +optional
-    #[serde(rename = "matchConditions", skip_serializing_if = "Vec::is_empty")]
     pub match_conditions: Vec<crate::api::admissionregistration::v1beta1::MatchCondition>,
     /// variables contain definitions of variables that can be used in composition of other expressions.
     /// Each variable is defined as a named CEL expression.
@@ -1827,8 +2161,27 @@ pub struct ValidatingAdmissionPolicySpec {
     /// +listType=map
     /// +listMapKey=name
     /// +optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub variables: Vec<crate::api::admissionregistration::v1beta1::Variable>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicySpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.param_kind) { w.field("paramKind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.param_kind, w); }
+        if !Option::is_none(&self.match_constraints) { w.field("matchConstraints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_constraints, w); }
+        if !Vec::is_empty(&self.validations) { w.field("validations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.validations, w); }
+        if !Option::is_none(&self.failure_policy) { w.field("failurePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failure_policy, w); }
+        if !Vec::is_empty(&self.audit_annotations) { w.field("auditAnnotations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.audit_annotations, w); }
+        if !Vec::is_empty(&self.match_conditions) { w.field("matchConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_conditions, w); }
+        if !Vec::is_empty(&self.variables) { w.field("variables"); ::kapi_apimachinery::write::WriteJson::write_json(&self.variables, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicySpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicySpec {
@@ -1872,23 +2225,36 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicySpec {
 /// ValidatingAdmissionPolicyStatus represents the status of an admission validation policy.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingAdmissionPolicyStatus {
     /// observedGeneration is the generation observed by the controller.
     /// +optional
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// typeChecking contains the results of type checking for each expression.
     /// Presence of this field indicates the completion of the type checking.
     /// +optional
-    #[serde(rename = "typeChecking", skip_serializing_if = "Option::is_none")]
     pub type_checking: Option<crate::api::admissionregistration::v1beta1::TypeChecking>,
     /// conditions represent the latest available observations of a policy's current state.
     /// +optional
     /// +listType=map
     /// +listMapKey=type
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingAdmissionPolicyStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        if !Option::is_none(&self.type_checking) { w.field("typeChecking"); ::kapi_apimachinery::write::WriteJson::write_json(&self.type_checking, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingAdmissionPolicyStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingAdmissionPolicyStatus {
@@ -1924,18 +2290,16 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingAdmissionPolicyStatus {
 /// ValidatingWebhook describes an admission webhook and the resources and operations it applies to.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.ValidatingWebhook`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingWebhook {
     /// name is the name of the admission webhook.
     /// Name should be fully qualified, e.g., imagepolicy.kubernetes.io, where
     /// "imagepolicy" is the name of the webhook, and kubernetes.io is the name
     /// of the organization.
     /// Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// clientConfig defines how to communicate with the hook.
     /// Required
-    #[serde(rename = "clientConfig", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub client_config: Option<crate::api::admissionregistration::v1beta1::WebhookClientConfig>,
     /// rules describes what operations on what resources/subresources the webhook cares about.
     /// The webhook cares about an operation if it matches _any_ Rule.
@@ -1944,12 +2308,10 @@ pub struct ValidatingWebhook {
     /// disabling the plugin, ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks are never called
     /// on admission requests for ValidatingWebhookConfiguration and MutatingWebhookConfiguration objects.
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<crate::api::admissionregistration::v1::RuleWithOperations>,
     /// failurePolicy defines how unrecognized errors from the admission endpoint are handled -
     /// allowed values are Ignore or Fail. Defaults to Ignore.
     /// +optional
-    #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// matchPolicy defines how the "rules" list is used to match incoming requests.
     /// Allowed values are "Exact" or "Equivalent".
@@ -1966,7 +2328,6 @@ pub struct ValidatingWebhook {
     ///
     /// Defaults to "Exact"
     /// +optional
-    #[serde(rename = "matchPolicy", skip_serializing_if = "Option::is_none")]
     pub match_policy: Option<String>,
     /// namespaceSelector decides whether to run the webhook on an object based
     /// on whether the namespace for that object matches the selector. If the
@@ -2012,7 +2373,6 @@ pub struct ValidatingWebhook {
     ///
     /// Default to the empty LabelSelector, which matches everything.
     /// +optional
-    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// objectSelector decides whether to run the webhook based on if the
     /// object has matching labels. objectSelector is evaluated against both
@@ -2026,7 +2386,6 @@ pub struct ValidatingWebhook {
     /// users may skip the admission webhook by setting the labels.
     /// Default to the empty LabelSelector, which matches everything.
     /// +optional
-    #[serde(rename = "objectSelector", skip_serializing_if = "Option::is_none")]
     pub object_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// sideEffects states whether this webhook has side effects.
     /// Acceptable values are: Unknown, None, Some, NoneOnDryRun
@@ -2036,7 +2395,6 @@ pub struct ValidatingWebhook {
     /// sideEffects == Unknown or Some. Defaults to Unknown.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "sideEffects", skip_serializing_if = "Option::is_none")]
     pub side_effects: Option<String>,
     /// timeoutSeconds specifies the timeout for this webhook. After the timeout passes,
     /// the webhook call will be ignored or the API call will fail based on the
@@ -2044,7 +2402,6 @@ pub struct ValidatingWebhook {
     /// The timeout value must be between 1 and 30 seconds.
     /// Default to 30 seconds.
     /// +optional
-    #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i32>,
     /// admissionReviewVersions is an ordered list of preferred `AdmissionReview`
     /// versions the Webhook expects. API server will try to use first version in
@@ -2056,7 +2413,6 @@ pub struct ValidatingWebhook {
     /// Default to `['v1beta1']`.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "admissionReviewVersions", skip_serializing_if = "Vec::is_empty")]
     pub admission_review_versions: Vec<String>,
     /// matchConditions is a list of conditions that must be met for a request to be sent to this
     /// webhook. Match conditions filter requests that have already been matched by the rules,
@@ -2075,8 +2431,31 @@ pub struct ValidatingWebhook {
     /// +listType=map
     /// +listMapKey=name
     /// +optional
-    #[serde(rename = "matchConditions", skip_serializing_if = "Vec::is_empty")]
     pub match_conditions: Vec<crate::api::admissionregistration::v1beta1::MatchCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingWebhook {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        w.field("clientConfig"); ::kapi_apimachinery::go::opt_or_default(&self.client_config, w);
+        if !Vec::is_empty(&self.rules) { w.field("rules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rules, w); }
+        if !Option::is_none(&self.failure_policy) { w.field("failurePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failure_policy, w); }
+        if !Option::is_none(&self.match_policy) { w.field("matchPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_policy, w); }
+        if !Option::is_none(&self.namespace_selector) { w.field("namespaceSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace_selector, w); }
+        if !Option::is_none(&self.object_selector) { w.field("objectSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.object_selector, w); }
+        if !Option::is_none(&self.side_effects) { w.field("sideEffects"); ::kapi_apimachinery::write::WriteJson::write_json(&self.side_effects, w); }
+        if !Option::is_none(&self.timeout_seconds) { w.field("timeoutSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.timeout_seconds, w); }
+        if !Vec::is_empty(&self.admission_review_versions) { w.field("admissionReviewVersions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.admission_review_versions, w); }
+        if !Vec::is_empty(&self.match_conditions) { w.field("matchConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingWebhook {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingWebhook {
@@ -2129,17 +2508,14 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingWebhook {
 /// Deprecated in v1.16, planned for removal in v1.19. Use admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration instead.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.ValidatingWebhookConfiguration`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingWebhookConfiguration {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// webhooks is a list of webhooks and the affected resources and operations.
     /// +optional
@@ -2147,8 +2523,24 @@ pub struct ValidatingWebhookConfiguration {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=name
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub webhooks: Vec<crate::api::admissionregistration::v1beta1::ValidatingWebhook>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingWebhookConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        if !Vec::is_empty(&self.webhooks) { w.field("webhooks"); ::kapi_apimachinery::write::WriteJson::write_json(&self.webhooks, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingWebhookConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingWebhookConfiguration {
@@ -2186,22 +2578,35 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingWebhookConfiguration {
 /// ValidatingWebhookConfigurationList is a list of ValidatingWebhookConfiguration.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.ValidatingWebhookConfigurationList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidatingWebhookConfigurationList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of ValidatingWebhookConfiguration.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::admissionregistration::v1beta1::ValidatingWebhookConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidatingWebhookConfigurationList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidatingWebhookConfigurationList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidatingWebhookConfigurationList {
@@ -2239,7 +2644,7 @@ impl<'de> ::serde::Deserialize<'de> for ValidatingWebhookConfigurationList {
 /// Validation specifies the CEL expression which is used to apply the validation.
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.Validation`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Validation {
     /// expression represents the expression which will be evaluated by CEL.
     /// ref: https://github.com/google/cel-spec
@@ -2282,7 +2687,6 @@ pub struct Validation {
     ///     are overwritten by values in `Y` when the key sets of `X` and `Y` intersect. Elements in `Y` with
     ///     non-intersecting keys are appended, retaining their partial order.
     /// Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub expression: Option<String>,
     /// message represents the message displayed when validation fails. The message is required if the Expression contains
     /// line breaks. The message must not contain line breaks.
@@ -2292,7 +2696,6 @@ pub struct Validation {
     /// The message must not contain line breaks.
     /// If unset, the message is "failed Expression: {Expression}".
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// reason represents a machine-readable description of why this validation failed.
     /// If this is the first validation in the list to fail, this reason, as well as the
@@ -2301,7 +2704,6 @@ pub struct Validation {
     /// The currently supported reasons are: "Unauthorized", "Forbidden", "Invalid", "RequestEntityTooLarge".
     /// If not set, StatusReasonInvalid is used in the response to the client.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// messageExpression declares a CEL expression that evaluates to the validation failure message that is returned when this rule fails.
     /// Since messageExpression is used as a failure message, it must evaluate to a string.
@@ -2314,8 +2716,24 @@ pub struct Validation {
     /// Example:
     /// "object.x must be less than max ("+string(params.max)+")"
     /// +optional
-    #[serde(rename = "messageExpression", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message_expression: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Validation {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("expression"); ::kapi_apimachinery::go::opt_or_default(&self.expression, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !Option::is_none(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message_expression) { w.field("messageExpression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message_expression, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Validation {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Validation {
@@ -2353,12 +2771,27 @@ impl<'de> ::serde::Deserialize<'de> for Validation {
 /// Variable is the definition of a variable that is used for composition. A variable is defined as a named expression.
 ///
 /// Generated from `io.k8s.api.admissionregistration.v1beta1.Variable` (proto `k8s.io.api.admissionregistration.v1beta1.Variable`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Variable {
     /// name is the name of the variable. The name must be a valid CEL identifier and unique among all variables. The variable can be accessed in other expressions through `variables` For example, if name is "foo", the variable will be available as `variables.foo`
     pub name: String,
     /// expression is the expression that will be evaluated as the value of the variable. The CEL expression has access to the same identifiers as the CEL expressions in Validation.
     pub expression: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Variable {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("expression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Variable {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Variable {
@@ -2393,7 +2826,7 @@ impl<'de> ::serde::Deserialize<'de> for Variable {
 /// connection with the webhook
 ///
 /// Generated from proto `k8s.io.api.admissionregistration.v1beta1.WebhookClientConfig`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WebhookClientConfig {
     /// url gives the location of the webhook, in standard URL form
     /// (`scheme://host:port/path`). Exactly one of `url` or `service`
@@ -2422,7 +2855,6 @@ pub struct WebhookClientConfig {
     /// allowed, either.
     ///
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// service is a reference to the service for this webhook. Either
     /// `service` or `url` must be specified.
@@ -2430,13 +2862,27 @@ pub struct WebhookClientConfig {
     /// If the webhook is running within the cluster, then you should use `service`.
     ///
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<crate::api::admissionregistration::v1beta1::ServiceReference>,
     /// caBundle is a PEM encoded CA bundle which will be used to validate the webhook's server certificate.
     /// If unspecified, system trust roots on the apiserver are used.
     /// +optional
-    #[serde(rename = "caBundle", skip_serializing_if = "::kapi_apimachinery::go::bytes_opt_is_empty", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub ca_bundle: Option<Vec<u8>>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for WebhookClientConfig {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.url) { w.field("url"); ::kapi_apimachinery::write::WriteJson::write_json(&self.url, w); }
+        if !Option::is_none(&self.service) { w.field("service"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service, w); }
+        if !::kapi_apimachinery::go::bytes_opt_is_empty(&self.ca_bundle) { w.field("caBundle"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.ca_bundle, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for WebhookClientConfig {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for WebhookClientConfig {

@@ -5,13 +5,11 @@
 /// Versions are in descending order of preference, with the first version being the preferred entry.
 ///
 /// Generated from proto `k8s.io.api.apidiscovery.v2beta1.APIGroupDiscovery`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIGroupDiscovery {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is standard object's metadata.
     /// The only field completed will be name. For instance, resourceVersion will be empty.
@@ -19,14 +17,29 @@ pub struct APIGroupDiscovery {
     /// name is allowed to be "" to represent the legacy, ungroupified resources.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// versions are the versions supported in this group. They are sorted in descending order of preference,
     /// with the preferred version being the first entry.
     /// +listType=map
     /// +listMapKey=version
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<crate::api::apidiscovery::v2beta1::APIVersionDiscovery>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for APIGroupDiscovery {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        if !Vec::is_empty(&self.versions) { w.field("versions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.versions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for APIGroupDiscovery {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for APIGroupDiscovery {
@@ -67,22 +80,35 @@ impl<'de> ::serde::Deserialize<'de> for APIGroupDiscovery {
 /// that a cluster supports.
 ///
 /// Generated from proto `k8s.io.api.apidiscovery.v2beta1.APIGroupDiscoveryList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIGroupDiscoveryList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// ResourceVersion will not be set, because this does not have a replayable ordering among multiple apiservers.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of groups for discovery. The groups are listed in priority order.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::apidiscovery::v2beta1::APIGroupDiscovery>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for APIGroupDiscoveryList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for APIGroupDiscoveryList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for APIGroupDiscoveryList {
@@ -120,48 +146,61 @@ impl<'de> ::serde::Deserialize<'de> for APIGroupDiscoveryList {
 /// APIResourceDiscovery provides information about an API resource for discovery.
 ///
 /// Generated from proto `k8s.io.api.apidiscovery.v2beta1.APIResourceDiscovery`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIResourceDiscovery {
     /// resource is the plural name of the resource.  This is used in the URL path and is the unique identifier
     /// for this resource across all versions in the API group.
     /// Resources with non-empty groups are located at /apis/<APIGroupDiscovery.objectMeta.name>/<APIVersionDiscovery.version>/<APIResourceDiscovery.Resource>
     /// Resources with empty groups are located at /api/v1/<APIResourceDiscovery.Resource>
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub resource: Option<String>,
     /// responseKind describes the group, version, and kind of the serialization schema for the object type this endpoint typically returns.
     /// APIs may return other objects types at their discretion, such as error conditions, requests for alternate representations, or other operation specific behavior.
     /// This value will be null or empty if an APIService reports subresources but supports no operations on the parent resource
-    #[serde(rename = "responseKind", skip_serializing_if = "Option::is_none")]
     pub response_kind: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionKind>,
     /// scope indicates the scope of a resource, either Cluster or Namespaced
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub scope: Option<String>,
     /// singularResource is the singular name of the resource.  This allows clients to handle plural and singular opaquely.
     /// For many clients the singular form of the resource will be more understandable to users reading messages and should be used when integrating the name of the resource into a sentence.
     /// The command line tool kubectl, for example, allows use of the singular resource name in place of plurals.
     /// The singular form of a resource should always be an optional element - when in doubt use the canonical resource name.
-    #[serde(rename = "singularResource", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub singular_resource: Option<String>,
     /// verbs is a list of supported API operation types (this includes
     /// but is not limited to get, list, watch, create, update, patch,
     /// delete, deletecollection, and proxy).
     /// +listType=set
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub verbs: Vec<String>,
     /// shortNames is a list of suggested short names of the resource.
     /// +listType=set
-    #[serde(rename = "shortNames", skip_serializing_if = "Vec::is_empty")]
     pub short_names: Vec<String>,
     /// categories is a list of the grouped resources this resource belongs to (e.g. 'all').
     /// Clients may use this to simplify acting on multiple resource types at once.
     /// +listType=set
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub categories: Vec<String>,
     /// subresources is a list of subresources provided by this resource. Subresources are located at /apis/<APIGroupDiscovery.objectMeta.name>/<APIVersionDiscovery.version>/<APIResourceDiscovery.Resource>/name-of-instance/<APIResourceDiscovery.subresources[i].subresource>
     /// +listType=map
     /// +listMapKey=subresource
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub subresources: Vec<crate::api::apidiscovery::v2beta1::APISubresourceDiscovery>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for APIResourceDiscovery {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("resource"); ::kapi_apimachinery::go::opt_or_default(&self.resource, w);
+        if !Option::is_none(&self.response_kind) { w.field("responseKind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.response_kind, w); }
+        w.field("scope"); ::kapi_apimachinery::go::opt_or_default(&self.scope, w);
+        w.field("singularResource"); ::kapi_apimachinery::go::opt_or_default(&self.singular_resource, w);
+        w.field("verbs"); ::kapi_apimachinery::go::vec_or_null(&self.verbs, w);
+        if !Vec::is_empty(&self.short_names) { w.field("shortNames"); ::kapi_apimachinery::write::WriteJson::write_json(&self.short_names, w); }
+        if !Vec::is_empty(&self.categories) { w.field("categories"); ::kapi_apimachinery::write::WriteJson::write_json(&self.categories, w); }
+        if !Vec::is_empty(&self.subresources) { w.field("subresources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.subresources, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for APIResourceDiscovery {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for APIResourceDiscovery {
@@ -207,15 +246,13 @@ impl<'de> ::serde::Deserialize<'de> for APIResourceDiscovery {
 /// APISubresourceDiscovery provides information about an API subresource for discovery.
 ///
 /// Generated from proto `k8s.io.api.apidiscovery.v2beta1.APISubresourceDiscovery`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APISubresourceDiscovery {
     /// subresource is the name of the subresource.  This is used in the URL path and is the unique identifier
     /// for this resource across all versions.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub subresource: Option<String>,
     /// responseKind describes the group, version, and kind of the serialization schema for the object type this endpoint typically returns.
     /// Some subresources do not return normal resources, these will have null or empty return types.
-    #[serde(rename = "responseKind", skip_serializing_if = "Option::is_none")]
     pub response_kind: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionKind>,
     /// acceptedTypes describes the kinds that this endpoint accepts.
     /// Subresources may accept the standard content types or define
@@ -225,7 +262,6 @@ pub struct APISubresourceDiscovery {
     /// +listMapKey=group
     /// +listMapKey=version
     /// +listMapKey=kind
-    #[serde(rename = "acceptedTypes", skip_serializing_if = "Vec::is_empty")]
     pub accepted_types: Vec<crate::apimachinery::pkg::apis::meta::v1::GroupVersionKind>,
     /// verbs is a list of supported API operation types (this includes
     /// but is not limited to get, list, watch, create, update, patch,
@@ -234,8 +270,24 @@ pub struct APISubresourceDiscovery {
     /// should expect the behavior of standard verbs to align with
     /// Kubernetes interaction conventions.
     /// +listType=set
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub verbs: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for APISubresourceDiscovery {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("subresource"); ::kapi_apimachinery::go::opt_or_default(&self.subresource, w);
+        if !Option::is_none(&self.response_kind) { w.field("responseKind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.response_kind, w); }
+        if !Vec::is_empty(&self.accepted_types) { w.field("acceptedTypes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.accepted_types, w); }
+        w.field("verbs"); ::kapi_apimachinery::go::vec_or_null(&self.verbs, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for APISubresourceDiscovery {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for APISubresourceDiscovery {
@@ -273,15 +325,13 @@ impl<'de> ::serde::Deserialize<'de> for APISubresourceDiscovery {
 /// APIVersionDiscovery holds a list of APIResourceDiscovery types that are served for a particular version within an API Group.
 ///
 /// Generated from proto `k8s.io.api.apidiscovery.v2beta1.APIVersionDiscovery`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIVersionDiscovery {
     /// version is the name of the version within a group version.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub version: Option<String>,
     /// resources is a list of APIResourceDiscovery objects for the corresponding group version.
     /// +listType=map
     /// +listMapKey=resource
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<crate::api::apidiscovery::v2beta1::APIResourceDiscovery>,
     /// freshness marks whether a group version's discovery document is up to date.
     /// "Current" indicates the discovery document was recently
@@ -290,8 +340,23 @@ pub struct APIVersionDiscovery {
     /// significantly out of date. Clients that require the latest
     /// version of the discovery information be retrieved before
     /// performing an operation should not use the aggregated document
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub freshness: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for APIVersionDiscovery {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("version"); ::kapi_apimachinery::go::opt_or_default(&self.version, w);
+        if !Vec::is_empty(&self.resources) { w.field("resources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resources, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.freshness) { w.field("freshness"); ::kapi_apimachinery::write::WriteJson::write_json(&self.freshness, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for APIVersionDiscovery {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for APIVersionDiscovery {

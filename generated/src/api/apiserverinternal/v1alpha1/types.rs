@@ -3,20 +3,33 @@
 /// An API server instance reports the version it can decode and the version it encodes objects to when persisting objects in the backend.
 ///
 /// Generated from `io.k8s.api.apiserverinternal.v1alpha1.ServerStorageVersion` (proto `k8s.io.api.apiserverinternal.v1alpha1.ServerStorageVersion`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerStorageVersion {
     /// apiServerID is the ID of the reporting API server.
-    #[serde(rename = "apiServerID", skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub api_server_id: String,
     /// encodingVersion the API server encodes the object to when persisting it in the backend (e.g., etcd).
-    #[serde(rename = "encodingVersion", skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub encoding_version: String,
     /// decodableVersions are the encoding versions the API server can handle to decode. The API server can decode objects encoded in these versions. The encodingVersion must be included in the decodableVersions.
-    #[serde(rename = "decodableVersions", skip_serializing_if = "Vec::is_empty")]
     pub decodable_versions: Vec<String>,
     /// servedVersions lists all versions the API server can serve. DecodableVersions must include all ServedVersions.
-    #[serde(rename = "servedVersions", skip_serializing_if = "Vec::is_empty")]
     pub served_versions: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServerStorageVersion {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::is_zero(&self.api_server_id) { w.field("apiServerID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_server_id, w); }
+        if !::kapi_apimachinery::go::is_zero(&self.encoding_version) { w.field("encodingVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.encoding_version, w); }
+        if !Vec::is_empty(&self.decodable_versions) { w.field("decodableVersions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.decodable_versions, w); }
+        if !Vec::is_empty(&self.served_versions) { w.field("servedVersions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.served_versions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServerStorageVersion {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServerStorageVersion {
@@ -54,22 +67,36 @@ impl<'de> ::serde::Deserialize<'de> for ServerStorageVersion {
 /// Storage version of a specific resource.
 ///
 /// Generated from `io.k8s.api.apiserverinternal.v1alpha1.StorageVersion` (proto `k8s.io.api.apiserverinternal.v1alpha1.StorageVersion`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersion {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object metadata. The name is <group>.<resource>.
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// spec is an empty spec. It is here to comply with Kubernetes API style.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::apiserverinternal::v1alpha1::StorageVersionSpec>,
     /// status on the version the API server instance can decode from and encode objects to when persisting objects in the backend.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::apiserverinternal::v1alpha1::StorageVersionStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageVersion {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageVersion {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageVersion {
@@ -109,23 +136,39 @@ impl<'de> ::serde::Deserialize<'de> for StorageVersion {
 /// Describes the state of the storageVersion at a certain point.
 ///
 /// Generated from `io.k8s.api.apiserverinternal.v1alpha1.StorageVersionCondition` (proto `k8s.io.api.apiserverinternal.v1alpha1.StorageVersionCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionCondition {
     /// type of the condition.
     pub r#type: String,
     /// status of the condition, one of True, False, Unknown.
     pub status: String,
     /// observedGeneration represents the .metadata.generation that the condition was set based upon, if field is set.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// lastTransitionTime is the last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// reason for the condition's last transition.
     pub reason: String,
     /// message is a human readable string indicating details about the transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub message: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageVersionCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w);
+        if !::kapi_apimachinery::go::is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageVersionCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageVersionCondition {
@@ -167,20 +210,33 @@ impl<'de> ::serde::Deserialize<'de> for StorageVersionCondition {
 /// A list of StorageVersions.
 ///
 /// Generated from `io.k8s.api.apiserverinternal.v1alpha1.StorageVersionList` (proto `k8s.io.api.apiserverinternal.v1alpha1.StorageVersionList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items holds a list of StorageVersion
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::apiserverinternal::v1alpha1::StorageVersion>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageVersionList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageVersionList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageVersionList {
@@ -218,8 +274,21 @@ impl<'de> ::serde::Deserialize<'de> for StorageVersionList {
 /// StorageVersionSpec is an empty spec.
 ///
 /// Generated from `io.k8s.api.apiserverinternal.v1alpha1.StorageVersionSpec` (proto `k8s.io.api.apiserverinternal.v1alpha1.StorageVersionSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionSpec {
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageVersionSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageVersionSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageVersionSpec {
@@ -249,17 +318,30 @@ impl<'de> ::serde::Deserialize<'de> for StorageVersionSpec {
 /// API server instances report the versions they can decode and the version they encode objects to when persisting objects in the backend.
 ///
 /// Generated from `io.k8s.api.apiserverinternal.v1alpha1.StorageVersionStatus` (proto `k8s.io.api.apiserverinternal.v1alpha1.StorageVersionStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionStatus {
     /// storageVersions lists the reported versions per API server instance.
-    #[serde(rename = "storageVersions", skip_serializing_if = "Vec::is_empty")]
     pub storage_versions: Vec<crate::api::apiserverinternal::v1alpha1::ServerStorageVersion>,
     /// commonEncodingVersion is set to an encoding storage version if all API server instances share that same version. If they don't share one storage version, this field is left empty. API servers should finish updating its storageVersionStatus entry before serving write operations, so that this field will be in sync with the reality.
-    #[serde(rename = "commonEncodingVersion", skip_serializing_if = "Option::is_none")]
     pub common_encoding_version: Option<String>,
     /// conditions lists the latest available observations of the storageVersion's state.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::apiserverinternal::v1alpha1::StorageVersionCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageVersionStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.storage_versions) { w.field("storageVersions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage_versions, w); }
+        if !Option::is_none(&self.common_encoding_version) { w.field("commonEncodingVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.common_encoding_version, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageVersionStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageVersionStatus {

@@ -13,25 +13,38 @@
 /// depend on its stability. It is primarily for internal use by controllers.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.ControllerRevision`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ControllerRevision {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// data is the serialized representation of the state.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub data: Option<::kapi_apimachinery::RawExtension>,
     /// revision indicates the revision of the state represented by Data.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub revision: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ControllerRevision {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("data"); ::kapi_apimachinery::go::opt_or_default(&self.data, w);
+        w.field("revision"); ::kapi_apimachinery::go::opt_or_default(&self.revision, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ControllerRevision {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ControllerRevision {
@@ -71,21 +84,34 @@ impl<'de> ::serde::Deserialize<'de> for ControllerRevision {
 /// ControllerRevisionList is a resource containing a list of ControllerRevision objects.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.ControllerRevisionList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ControllerRevisionList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of ControllerRevisions
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::apps::v1beta1::ControllerRevision>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ControllerRevisionList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ControllerRevisionList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ControllerRevisionList {
@@ -125,26 +151,39 @@ impl<'de> ::serde::Deserialize<'de> for ControllerRevisionList {
 /// Deployment enables declarative updates for Pods and ReplicaSets.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.Deployment`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Deployment {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of the Deployment.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::apps::v1beta1::DeploymentSpec>,
     /// Most recently observed status of the Deployment.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::apps::v1beta1::DeploymentStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Deployment {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Deployment {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Deployment {
@@ -184,26 +223,39 @@ impl<'de> ::serde::Deserialize<'de> for Deployment {
 /// DeploymentCondition describes the state of a deployment at a certain point.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.DeploymentCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentCondition {
     /// Type of deployment condition.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// Status of the condition, one of True, False, Unknown.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// The last time this condition was updated.
-    #[serde(rename = "lastUpdateTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_update_time: Option<::kapi_apimachinery::Time>,
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// The reason for the condition's last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human readable message indicating details about the transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeploymentCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::go::opt_or_default(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.field("lastUpdateTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_update_time, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeploymentCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeploymentCondition {
@@ -245,21 +297,34 @@ impl<'de> ::serde::Deserialize<'de> for DeploymentCondition {
 /// DeploymentList is a list of Deployments.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.DeploymentList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of Deployments.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::apps::v1beta1::Deployment>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeploymentList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeploymentList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeploymentList {
@@ -298,24 +363,37 @@ impl<'de> ::serde::Deserialize<'de> for DeploymentList {
 /// DeploymentRollback stores the information required to rollback a deployment.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.DeploymentRollback`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentRollback {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Required: This must match the Name of a deployment.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// The annotations to be updated to a deployment
     /// +optional
-    #[serde(rename = "updatedAnnotations", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub updated_annotations: ::std::collections::BTreeMap<String, String>,
     /// The config of this deployment rollback.
-    #[serde(rename = "rollbackTo", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub rollback_to: Option<crate::api::apps::v1beta1::RollbackConfig>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeploymentRollback {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        if !::std::collections::BTreeMap::is_empty(&self.updated_annotations) { w.field("updatedAnnotations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.updated_annotations, w); }
+        w.field("rollbackTo"); ::kapi_apimachinery::go::opt_or_default(&self.rollback_to, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeploymentRollback {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeploymentRollback {
@@ -355,47 +433,39 @@ impl<'de> ::serde::Deserialize<'de> for DeploymentRollback {
 /// DeploymentSpec is the specification of the desired behavior of the Deployment.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.DeploymentSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentSpec {
     /// replicas is the number of desired pods. This is a pointer to distinguish between explicit
     /// zero and not specified. Defaults to 1.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// selector is the label selector for pods. Existing ReplicaSets whose pods are
     /// selected by this will be the ones affected by this deployment.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// Template describes the pods that will be created.
     /// The only allowed template.spec.restartPolicy value is "Always".
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
     /// The deployment strategy to use to replace existing pods with new ones.
     /// +optional
     /// +patchStrategy=retainKeys
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub strategy: Option<crate::api::apps::v1beta1::DeploymentStrategy>,
     /// minReadySeconds is the minimum number of seconds for which a newly created pod should be ready
     /// without any of its container crashing, for it to be considered available.
     /// Defaults to 0 (pod will be considered available as soon as it is ready)
     /// +optional
-    #[serde(rename = "minReadySeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub min_ready_seconds: Option<i32>,
     /// revisionHistoryLimit is the number of old ReplicaSets to retain to allow rollback.
     /// This is a pointer to distinguish between explicit zero and not specified.
     /// Defaults to 2.
     /// +optional
-    #[serde(rename = "revisionHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<i32>,
     /// paused indicates that the deployment is paused.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub paused: Option<bool>,
     /// DEPRECATED.
     /// rollbackTo is the config this deployment is rolling back to. Will be cleared after rollback is done.
     /// +optional
-    #[serde(rename = "rollbackTo", skip_serializing_if = "Option::is_none")]
     pub rollback_to: Option<crate::api::apps::v1beta1::RollbackConfig>,
     /// progressDeadlineSeconds is the maximum time in seconds for a deployment to make progress before it
     /// is considered to be failed. The deployment controller will continue to
@@ -403,8 +473,29 @@ pub struct DeploymentSpec {
     /// reason will be surfaced in the deployment status. Note that progress will
     /// not be estimated during the time a deployment is paused. Defaults to 600s.
     /// +optional
-    #[serde(rename = "progressDeadlineSeconds", skip_serializing_if = "Option::is_none")]
     pub progress_deadline_seconds: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeploymentSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.replicas) { w.field("replicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.replicas, w); }
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        w.field("template"); ::kapi_apimachinery::go::opt_or_default(&self.template, w);
+        w.field("strategy"); ::kapi_apimachinery::go::opt_or_default(&self.strategy, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.min_ready_seconds) { w.field("minReadySeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_ready_seconds, w); }
+        if !Option::is_none(&self.revision_history_limit) { w.field("revisionHistoryLimit"); ::kapi_apimachinery::write::WriteJson::write_json(&self.revision_history_limit, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.paused) { w.field("paused"); ::kapi_apimachinery::write::WriteJson::write_json(&self.paused, w); }
+        if !Option::is_none(&self.rollback_to) { w.field("rollbackTo"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rollback_to, w); }
+        if !Option::is_none(&self.progress_deadline_seconds) { w.field("progressDeadlineSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.progress_deadline_seconds, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeploymentSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeploymentSpec {
@@ -452,54 +543,67 @@ impl<'de> ::serde::Deserialize<'de> for DeploymentSpec {
 /// DeploymentStatus is the most recently observed status of the Deployment.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.DeploymentStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentStatus {
     /// The generation observed by the deployment controller.
     /// +optional
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// Total number of non-terminating pods targeted by this deployment (their labels match the selector).
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub replicas: Option<i32>,
     /// Total number of non-terminating pods targeted by this deployment that have the desired template spec.
     /// +optional
-    #[serde(rename = "updatedReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub updated_replicas: Option<i32>,
     /// Total number of non-terminating pods targeted by this Deployment with a Ready Condition.
     /// +optional
-    #[serde(rename = "readyReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ready_replicas: Option<i32>,
     /// Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.
     /// +optional
-    #[serde(rename = "availableReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub available_replicas: Option<i32>,
     /// Total number of unavailable pods targeted by this deployment. This is the total number of
     /// pods that are still required for the deployment to have 100% available capacity. They may
     /// either be pods that are running but not yet available or pods that still have not been created.
     /// +optional
-    #[serde(rename = "unavailableReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub unavailable_replicas: Option<i32>,
     /// Total number of terminating pods targeted by this deployment. Terminating pods have a non-null
     /// .metadata.deletionTimestamp and have not yet reached the Failed or Succeeded .status.phase.
     ///
     /// This is a beta field and requires enabling DeploymentReplicaSetTerminatingReplicas feature (enabled by default).
     /// +optional
-    #[serde(rename = "terminatingReplicas", skip_serializing_if = "Option::is_none")]
     pub terminating_replicas: Option<i32>,
     /// Represents the latest available observations of a deployment's current state.
     /// +patchMergeKey=type
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=type
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::apps::v1beta1::DeploymentCondition>,
     /// collisionCount is the count of hash collisions for the Deployment. The Deployment controller uses this
     /// field as a collision avoidance mechanism when it needs to create the name for the
     /// newest ReplicaSet.
     /// +optional
-    #[serde(rename = "collisionCount", skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeploymentStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.replicas) { w.field("replicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.updated_replicas) { w.field("updatedReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.updated_replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.ready_replicas) { w.field("readyReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ready_replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.available_replicas) { w.field("availableReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.available_replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.unavailable_replicas) { w.field("unavailableReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.unavailable_replicas, w); }
+        if !Option::is_none(&self.terminating_replicas) { w.field("terminatingReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.terminating_replicas, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !Option::is_none(&self.collision_count) { w.field("collisionCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.collision_count, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeploymentStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeploymentStatus {
@@ -547,11 +651,10 @@ impl<'de> ::serde::Deserialize<'de> for DeploymentStatus {
 /// DeploymentStrategy describes how to replace existing pods with new ones.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.DeploymentStrategy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentStrategy {
     /// Type of deployment. Can be "Recreate" or "RollingUpdate". Default is RollingUpdate.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// Rolling update config params. Present only if DeploymentStrategyType =
     /// RollingUpdate.
@@ -559,8 +662,22 @@ pub struct DeploymentStrategy {
     /// TODO: Update this to follow our convention for oneOf, whatever we decide it
     /// to be.
     /// +optional
-    #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<crate::api::apps::v1beta1::RollingUpdateDeployment>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeploymentStrategy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        if !Option::is_none(&self.rolling_update) { w.field("rollingUpdate"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rolling_update, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeploymentStrategy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeploymentStrategy {
@@ -594,12 +711,25 @@ impl<'de> ::serde::Deserialize<'de> for DeploymentStrategy {
 /// DEPRECATED.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.RollbackConfig`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RollbackConfig {
     /// The revision to rollback to. If set to 0, rollback to the last revision.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub revision: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RollbackConfig {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.revision) { w.field("revision"); ::kapi_apimachinery::write::WriteJson::write_json(&self.revision, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RollbackConfig {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RollbackConfig {
@@ -631,7 +761,7 @@ impl<'de> ::serde::Deserialize<'de> for RollbackConfig {
 /// Spec to control the desired behavior of rolling update.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.RollingUpdateDeployment`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RollingUpdateDeployment {
     /// The maximum number of pods that can be unavailable during the update.
     /// Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%).
@@ -644,7 +774,6 @@ pub struct RollingUpdateDeployment {
     /// that the total number of pods available at all times during the update is at
     /// least 70% of desired pods.
     /// +optional
-    #[serde(rename = "maxUnavailable", skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<::kapi_apimachinery::IntOrString>,
     /// The maximum number of pods that can be scheduled above the desired number of
     /// pods.
@@ -658,8 +787,22 @@ pub struct RollingUpdateDeployment {
     /// new ReplicaSet can be scaled up further, ensuring that total number of pods running
     /// at any time during the update is at most 130% of desired pods.
     /// +optional
-    #[serde(rename = "maxSurge", skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<::kapi_apimachinery::IntOrString>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RollingUpdateDeployment {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.max_unavailable) { w.field("maxUnavailable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_unavailable, w); }
+        if !Option::is_none(&self.max_surge) { w.field("maxSurge"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_surge, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RollingUpdateDeployment {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RollingUpdateDeployment {
@@ -693,13 +836,12 @@ impl<'de> ::serde::Deserialize<'de> for RollingUpdateDeployment {
 /// RollingUpdateStatefulSetStrategy is used to communicate parameter for RollingUpdateStatefulSetStrategyType.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.RollingUpdateStatefulSetStrategy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RollingUpdateStatefulSetStrategy {
     /// Partition indicates the ordinal at which the StatefulSet should be partitioned
     /// for updates. During a rolling update, all pods from ordinal Replicas-1 to
     /// Partition are updated. All pods from ordinal Partition-1 to 0 remain untouched.
     /// This is helpful in being able to do a canary based deployment. The default value is 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub partition: Option<i32>,
     /// maxUnavailable is the maximum number of pods that can be unavailable during the update.
     /// Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%).
@@ -711,8 +853,22 @@ pub struct RollingUpdateStatefulSetStrategy {
     ///
     /// +featureGate=MaxUnavailableStatefulSet
     /// +optional
-    #[serde(rename = "maxUnavailable", skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<::kapi_apimachinery::IntOrString>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RollingUpdateStatefulSetStrategy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.partition) { w.field("partition"); ::kapi_apimachinery::write::WriteJson::write_json(&self.partition, w); }
+        if !Option::is_none(&self.max_unavailable) { w.field("maxUnavailable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_unavailable, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RollingUpdateStatefulSetStrategy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RollingUpdateStatefulSetStrategy {
@@ -746,26 +902,39 @@ impl<'de> ::serde::Deserialize<'de> for RollingUpdateStatefulSetStrategy {
 /// Scale represents a scaling request for a resource.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.Scale`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Scale {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the behavior of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::apps::v1beta1::ScaleSpec>,
     /// status defines current status of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status. Read-only.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::apps::v1beta1::ScaleStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Scale {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Scale {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Scale {
@@ -805,15 +974,28 @@ impl<'de> ::serde::Deserialize<'de> for Scale {
 /// ScaleSpec describes the attributes of a scale subresource
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.ScaleSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScaleSpec {
     /// replicas is the number of observed instances of the scaled object.
     /// +optional
     /// +k8s:alpha(since: "1.36")=+k8s:optional
     /// +default=0
     /// +k8s:alpha(since: "1.36")=+k8s:minimum=0
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub replicas: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ScaleSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.replicas) { w.field("replicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.replicas, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ScaleSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ScaleSpec {
@@ -845,14 +1027,12 @@ impl<'de> ::serde::Deserialize<'de> for ScaleSpec {
 /// ScaleStatus represents the current status of a scale subresource.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.ScaleStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScaleStatus {
     /// replias is the actual number of observed instances of the scaled object.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub replicas: Option<i32>,
     /// selector is a label query over pods that should match the replicas count. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/
     /// +optional
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub selector: ::std::collections::BTreeMap<String, String>,
     /// targetSelector is the label selector for pods that should match the replicas count. This is a serializated
     /// version of both map-based and more expressive set-based selectors. This is done to
@@ -861,8 +1041,23 @@ pub struct ScaleStatus {
     /// field and map-based selector field are populated.
     /// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
     /// +optional
-    #[serde(rename = "targetSelector", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub target_selector: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ScaleStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("replicas"); ::kapi_apimachinery::go::opt_or_default(&self.replicas, w);
+        if !::std::collections::BTreeMap::is_empty(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.target_selector) { w.field("targetSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_selector, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ScaleStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ScaleStatus {
@@ -906,26 +1101,39 @@ impl<'de> ::serde::Deserialize<'de> for ScaleStatus {
 /// map to the same storage identity.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSet`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSet {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the desired identities of pods in this set.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::apps::v1beta1::StatefulSetSpec>,
     /// Status is the current status of Pods in this StatefulSet. This data
     /// may be out of date by some window of time.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::apps::v1beta1::StatefulSetStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StatefulSet {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StatefulSet {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StatefulSet {
@@ -965,26 +1173,39 @@ impl<'de> ::serde::Deserialize<'de> for StatefulSet {
 /// StatefulSetCondition describes the state of a statefulset at a certain point.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSetCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSetCondition {
     /// Type of statefulset condition.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// Status of the condition, one of True, False, Unknown.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// Last time the condition transitioned from one status to another.
     /// +optional
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// The reason for the condition's last transition.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human readable message indicating details about the transition.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StatefulSetCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::go::opt_or_default(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StatefulSetCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StatefulSetCondition {
@@ -1024,19 +1245,32 @@ impl<'de> ::serde::Deserialize<'de> for StatefulSetCondition {
 /// StatefulSetList is a collection of StatefulSets.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSetList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSetList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::apps::v1beta1::StatefulSet>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StatefulSetList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StatefulSetList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StatefulSetList {
@@ -1075,7 +1309,7 @@ impl<'de> ::serde::Deserialize<'de> for StatefulSetList {
 /// in this StatefulSet.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSetOrdinals`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSetOrdinals {
     /// start is the number representing the first replica's index. It may be used
     /// to number replicas from an alternate index (eg: 1-indexed) over the default
@@ -1086,8 +1320,21 @@ pub struct StatefulSetOrdinals {
     /// If unset, defaults to 0. Replica indices will be in the range:
     ///   [0, .spec.replicas).
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub start: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StatefulSetOrdinals {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("start"); ::kapi_apimachinery::go::opt_or_default(&self.start, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StatefulSetOrdinals {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StatefulSetOrdinals {
@@ -1120,21 +1367,34 @@ impl<'de> ::serde::Deserialize<'de> for StatefulSetOrdinals {
 /// created from the StatefulSet VolumeClaimTemplates.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSetPersistentVolumeClaimRetentionPolicy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSetPersistentVolumeClaimRetentionPolicy {
     /// whenDeleted specifies what happens to PVCs created from StatefulSet
     /// VolumeClaimTemplates when the StatefulSet is deleted. The default policy
     /// of `Retain` causes PVCs to not be affected by StatefulSet deletion. The
     /// `Delete` policy causes those PVCs to be deleted.
-    #[serde(rename = "whenDeleted", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub when_deleted: Option<String>,
     /// whenScaled specifies what happens to PVCs created from StatefulSet
     /// VolumeClaimTemplates when the StatefulSet is scaled down. The default
     /// policy of `Retain` causes PVCs to not be affected by a scaledown. The
     /// `Delete` policy causes the associated PVCs for any excess pods above
     /// the replica count to be deleted.
-    #[serde(rename = "whenScaled", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub when_scaled: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StatefulSetPersistentVolumeClaimRetentionPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.when_deleted) { w.field("whenDeleted"); ::kapi_apimachinery::write::WriteJson::write_json(&self.when_deleted, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.when_scaled) { w.field("whenScaled"); ::kapi_apimachinery::write::WriteJson::write_json(&self.when_scaled, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StatefulSetPersistentVolumeClaimRetentionPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StatefulSetPersistentVolumeClaimRetentionPolicy {
@@ -1168,7 +1428,7 @@ impl<'de> ::serde::Deserialize<'de> for StatefulSetPersistentVolumeClaimRetentio
 /// A StatefulSetSpec is the specification of a StatefulSet.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSetSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSetSpec {
     /// replicas is the desired number of replicas of the given Template.
     /// These are replicas in the sense that they are instantiations of the
@@ -1176,13 +1436,11 @@ pub struct StatefulSetSpec {
     /// If unspecified, defaults to 1.
     /// TODO: Consider a rename of this field.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// selector is a label query over pods that should match the replica count.
     /// If empty, defaulted to labels on the pod template.
     /// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// template is the object that describes the pod that will be created if
     /// insufficient replicas are detected. Each pod stamped out by the StatefulSet
@@ -1190,7 +1448,6 @@ pub struct StatefulSetSpec {
     /// of the StatefulSet. Each pod will be named with the format
     /// <statefulsetname>-<podindex>. For example, a pod in a StatefulSet named
     /// "web" with index number "3" would be named "web-3".
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
     /// volumeClaimTemplates is a list of claims that pods are allowed to reference.
     /// The StatefulSet controller is responsible for mapping network identities to
@@ -1201,7 +1458,6 @@ pub struct StatefulSetSpec {
     /// TODO: Define the behavior if a claim already exists with the same name.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "volumeClaimTemplates", skip_serializing_if = "Vec::is_empty")]
     pub volume_claim_templates: Vec<crate::api::core::v1::PersistentVolumeClaim>,
     /// serviceName is the name of the service that governs this StatefulSet.
     /// This service must exist before the StatefulSet, and is responsible for
@@ -1209,7 +1465,6 @@ pub struct StatefulSetSpec {
     /// pattern: pod-specific-string.serviceName.default.svc.cluster.local
     /// where "pod-specific-string" is managed by the StatefulSet controller.
     /// +optional
-    #[serde(rename = "serviceName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub service_name: Option<String>,
     /// podManagementPolicy controls how pods are created during initial scale up,
     /// when replacing pods on nodes, or when scaling down. The default policy is
@@ -1220,24 +1475,20 @@ pub struct StatefulSetSpec {
     /// to match the desired scale without waiting, and on scale down will delete
     /// all pods at once.
     /// +optional
-    #[serde(rename = "podManagementPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub pod_management_policy: Option<String>,
     /// updateStrategy indicates the StatefulSetUpdateStrategy that will be
     /// employed to update Pods in the StatefulSet when a revision is made to
     /// Template.
-    #[serde(rename = "updateStrategy", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub update_strategy: Option<crate::api::apps::v1beta1::StatefulSetUpdateStrategy>,
     /// revisionHistoryLimit is the maximum number of revisions that will
     /// be maintained in the StatefulSet's revision history. The revision history
     /// consists of all revisions not represented by a currently applied
     /// StatefulSetSpec version. The default value is 10.
-    #[serde(rename = "revisionHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<i32>,
     /// minReadySeconds is the minimum number of seconds for which a newly created pod should be ready
     /// without any of its container crashing for it to be considered available.
     /// Defaults to 0 (pod will be considered available as soon as it is ready)
     /// +optional
-    #[serde(rename = "minReadySeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub min_ready_seconds: Option<i32>,
     /// persistentVolumeClaimRetentionPolicy describes the lifecycle of persistent
     /// volume claims created from volumeClaimTemplates. By default, all persistent
@@ -1246,14 +1497,36 @@ pub struct StatefulSetSpec {
     /// volume claims when their stateful set is deleted, or when their pod is scaled
     /// down.
     /// +optional
-    #[serde(rename = "persistentVolumeClaimRetentionPolicy", skip_serializing_if = "Option::is_none")]
     pub persistent_volume_claim_retention_policy: Option<crate::api::apps::v1beta1::StatefulSetPersistentVolumeClaimRetentionPolicy>,
     /// ordinals controls the numbering of replica indices in a StatefulSet. The
     /// default ordinals behavior assigns a "0" index to the first replica and
     /// increments the index by one for each additional replica requested.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ordinals: Option<crate::api::apps::v1beta1::StatefulSetOrdinals>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StatefulSetSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.replicas) { w.field("replicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.replicas, w); }
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        w.field("template"); ::kapi_apimachinery::go::opt_or_default(&self.template, w);
+        if !Vec::is_empty(&self.volume_claim_templates) { w.field("volumeClaimTemplates"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_claim_templates, w); }
+        w.field("serviceName"); ::kapi_apimachinery::go::opt_or_default(&self.service_name, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.pod_management_policy) { w.field("podManagementPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_management_policy, w); }
+        w.field("updateStrategy"); ::kapi_apimachinery::go::opt_or_default(&self.update_strategy, w);
+        if !Option::is_none(&self.revision_history_limit) { w.field("revisionHistoryLimit"); ::kapi_apimachinery::write::WriteJson::write_json(&self.revision_history_limit, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.min_ready_seconds) { w.field("minReadySeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_ready_seconds, w); }
+        if !Option::is_none(&self.persistent_volume_claim_retention_policy) { w.field("persistentVolumeClaimRetentionPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.persistent_volume_claim_retention_policy, w); }
+        if !Option::is_none(&self.ordinals) { w.field("ordinals"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ordinals, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StatefulSetSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StatefulSetSpec {
@@ -1305,40 +1578,32 @@ impl<'de> ::serde::Deserialize<'de> for StatefulSetSpec {
 /// StatefulSetStatus represents the current state of a StatefulSet.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSetStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSetStatus {
     /// observedGeneration is the most recent generation observed for this StatefulSet. It corresponds to the
     /// StatefulSet's generation, which is updated on mutation by the API Server.
     /// +optional
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// replicas is the number of Pods created by the StatefulSet controller.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub replicas: Option<i32>,
     /// readyReplicas is the number of pods created by this StatefulSet controller with a Ready Condition.
-    #[serde(rename = "readyReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ready_replicas: Option<i32>,
     /// currentReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version
     /// indicated by currentRevision.
-    #[serde(rename = "currentReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub current_replicas: Option<i32>,
     /// updatedReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version
     /// indicated by updateRevision.
-    #[serde(rename = "updatedReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub updated_replicas: Option<i32>,
     /// currentRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the
     /// sequence [0,currentReplicas).
-    #[serde(rename = "currentRevision", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub current_revision: Option<String>,
     /// updateRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the sequence
     /// [replicas-updatedReplicas,replicas)
-    #[serde(rename = "updateRevision", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub update_revision: Option<String>,
     /// collisionCount is the count of hash collisions for the StatefulSet. The StatefulSet controller
     /// uses this field as a collision avoidance mechanism when it needs to create the name for the
     /// newest ControllerRevision.
     /// +optional
-    #[serde(rename = "collisionCount", skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
     /// conditions represent the latest available observations of a statefulset's current state.
     /// +optional
@@ -1346,12 +1611,33 @@ pub struct StatefulSetStatus {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=type
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::apps::v1beta1::StatefulSetCondition>,
     /// availableReplicas is the total number of available pods (ready for at least minReadySeconds) targeted by this StatefulSet.
     /// +optional
-    #[serde(rename = "availableReplicas", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub available_replicas: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StatefulSetStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        w.field("replicas"); ::kapi_apimachinery::go::opt_or_default(&self.replicas, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.ready_replicas) { w.field("readyReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ready_replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.current_replicas) { w.field("currentReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current_replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.updated_replicas) { w.field("updatedReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.updated_replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.current_revision) { w.field("currentRevision"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current_revision, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.update_revision) { w.field("updateRevision"); ::kapi_apimachinery::write::WriteJson::write_json(&self.update_revision, w); }
+        if !Option::is_none(&self.collision_count) { w.field("collisionCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.collision_count, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.field("availableReplicas"); ::kapi_apimachinery::go::opt_or_default(&self.available_replicas, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StatefulSetStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StatefulSetStatus {
@@ -1403,14 +1689,27 @@ impl<'de> ::serde::Deserialize<'de> for StatefulSetStatus {
 /// necessary to perform the update for the indicated strategy.
 ///
 /// Generated from proto `k8s.io.api.apps.v1beta1.StatefulSetUpdateStrategy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatefulSetUpdateStrategy {
     /// Type indicates the type of the StatefulSetUpdateStrategy.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// RollingUpdate is used to communicate parameters when Type is RollingUpdateStatefulSetStrategyType.
-    #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<crate::api::apps::v1beta1::RollingUpdateStatefulSetStrategy>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StatefulSetUpdateStrategy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        if !Option::is_none(&self.rolling_update) { w.field("rollingUpdate"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rolling_update, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StatefulSetUpdateStrategy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StatefulSetUpdateStrategy {

@@ -3,20 +3,33 @@
 /// BoundObjectReference is a reference to an object that a token is bound to.
 ///
 /// Generated from `io.k8s.api.authentication.v1.BoundObjectReference` (proto `k8s.io.api.authentication.v1.BoundObjectReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BoundObjectReference {
     /// kind of the referent. Valid kinds are 'Pod' and 'Secret'.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// apiVersion is API version of the referent.
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// name of the referent.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// uid of the referent.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for BoundObjectReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.uid) { w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for BoundObjectReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for BoundObjectReference {
@@ -62,23 +75,42 @@ pub struct ExtraValue {
     pub items: Vec<String>,
 }
 
+impl ::kapi_apimachinery::write::WriteJson for ExtraValue {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w);
+    }
+}
+
 /// SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request. When using impersonation, users will receive the user info of the user being impersonated.  If impersonation or request header authentication is used, any extra keys will have their case ignored and returned as lowercase.
 ///
 /// Generated from `io.k8s.api.authentication.v1.SelfSubjectReview` (proto `k8s.io.api.authentication.v1.SelfSubjectReview`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// status is filled in by the server with the user attributes.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authentication::v1::SelfSubjectReviewStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelfSubjectReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelfSubjectReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelfSubjectReview {
@@ -116,11 +148,24 @@ impl<'de> ::serde::Deserialize<'de> for SelfSubjectReview {
 /// SelfSubjectReviewStatus is filled by the kube-apiserver and sent back to a user.
 ///
 /// Generated from `io.k8s.api.authentication.v1.SelfSubjectReviewStatus` (proto `k8s.io.api.authentication.v1.SelfSubjectReviewStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectReviewStatus {
     /// userInfo is a set of attributes belonging to the user making this request.
-    #[serde(rename = "userInfo", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub user_info: Option<crate::api::authentication::v1::UserInfo>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelfSubjectReviewStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("userInfo"); ::kapi_apimachinery::go::opt_or_default(&self.user_info, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelfSubjectReviewStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelfSubjectReviewStatus {
@@ -152,23 +197,36 @@ impl<'de> ::serde::Deserialize<'de> for SelfSubjectReviewStatus {
 /// TokenRequest requests a token for a given service account.
 ///
 /// Generated from `io.k8s.api.authentication.v1.TokenRequest` (proto `k8s.io.api.authentication.v1.TokenRequest`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenRequest {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec holds information about the request being evaluated
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::authentication::v1::TokenRequestSpec>,
     /// status is filled in by the server and indicates whether the token can be authenticated.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authentication::v1::TokenRequestStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TokenRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TokenRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TokenRequest {
@@ -208,17 +266,30 @@ impl<'de> ::serde::Deserialize<'de> for TokenRequest {
 /// TokenRequestSpec contains client provided parameters of a token request.
 ///
 /// Generated from `io.k8s.api.authentication.v1.TokenRequestSpec` (proto `k8s.io.api.authentication.v1.TokenRequestSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenRequestSpec {
     /// audiences are the intendend audiences of the token. A recipient of a token must identify themself with an identifier in the list of audiences of the token, and otherwise should reject the token. A token issued for multiple audiences may be used to authenticate against any of the audiences listed but implies a high degree of trust between the target audiences.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub audiences: Vec<String>,
     /// expirationSeconds is the requested duration of validity of the request. The token issuer may return a token with a different validity duration so a client needs to check the 'expiration' field in a response.
-    #[serde(rename = "expirationSeconds")]
     pub expiration_seconds: Option<i64>,
     /// boundObjectRef is a reference to an object that the token will be bound to. The token will only be valid for as long as the bound object exists. NOTE: The API server's TokenReview endpoint will validate the BoundObjectRef, but other audiences may not. Keep ExpirationSeconds small if you want prompt revocation.
-    #[serde(rename = "boundObjectRef")]
     pub bound_object_ref: Option<crate::api::authentication::v1::BoundObjectReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TokenRequestSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("audiences"); ::kapi_apimachinery::go::vec_or_null(&self.audiences, w);
+        w.field("expirationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expiration_seconds, w);
+        w.field("boundObjectRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.bound_object_ref, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TokenRequestSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TokenRequestSpec {
@@ -254,14 +325,27 @@ impl<'de> ::serde::Deserialize<'de> for TokenRequestSpec {
 /// TokenRequestStatus is the result of a token request.
 ///
 /// Generated from `io.k8s.api.authentication.v1.TokenRequestStatus` (proto `k8s.io.api.authentication.v1.TokenRequestStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenRequestStatus {
     /// token is the opaque bearer token.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub token: Option<String>,
     /// expirationTimestamp is the time of expiration of the returned token.
-    #[serde(rename = "expirationTimestamp", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub expiration_timestamp: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TokenRequestStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("token"); ::kapi_apimachinery::go::opt_or_default(&self.token, w);
+        w.field("expirationTimestamp"); ::kapi_apimachinery::go::opt_or_default(&self.expiration_timestamp, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TokenRequestStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TokenRequestStatus {
@@ -295,22 +379,36 @@ impl<'de> ::serde::Deserialize<'de> for TokenRequestStatus {
 /// TokenReview attempts to authenticate a token to a known user. Note: TokenReview requests may be cached by the webhook token authenticator plugin in the kube-apiserver.
 ///
 /// Generated from `io.k8s.api.authentication.v1.TokenReview` (proto `k8s.io.api.authentication.v1.TokenReview`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec holds information about the request being evaluated
     pub spec: crate::api::authentication::v1::TokenReviewSpec,
     /// status is filled in by the server and indicates whether the request can be authenticated.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authentication::v1::TokenReviewStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TokenReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TokenReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TokenReview {
@@ -350,14 +448,27 @@ impl<'de> ::serde::Deserialize<'de> for TokenReview {
 /// TokenReviewSpec is a description of the token authentication request.
 ///
 /// Generated from `io.k8s.api.authentication.v1.TokenReviewSpec` (proto `k8s.io.api.authentication.v1.TokenReviewSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenReviewSpec {
     /// token is the opaque bearer token.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub token: String,
     /// audiences is a list of the identifiers that the resource server presented with the token identifies as. Audience-aware token authenticators will verify that the token was intended for at least one of the audiences in this list. If no audiences are provided, the audience will default to the audience of the Kubernetes apiserver.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub audiences: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TokenReviewSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::is_zero(&self.token) { w.field("token"); ::kapi_apimachinery::write::WriteJson::write_json(&self.token, w); }
+        if !Vec::is_empty(&self.audiences) { w.field("audiences"); ::kapi_apimachinery::write::WriteJson::write_json(&self.audiences, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TokenReviewSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TokenReviewSpec {
@@ -391,20 +502,33 @@ impl<'de> ::serde::Deserialize<'de> for TokenReviewSpec {
 /// TokenReviewStatus is the result of the token authentication request.
 ///
 /// Generated from `io.k8s.api.authentication.v1.TokenReviewStatus` (proto `k8s.io.api.authentication.v1.TokenReviewStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenReviewStatus {
     /// authenticated indicates that the token was associated with a known user.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub authenticated: Option<bool>,
     /// user is the UserInfo associated with the provided token.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub user: Option<crate::api::authentication::v1::UserInfo>,
     /// audiences are audience identifiers chosen by the authenticator that are compatible with both the TokenReview and token. An identifier is any identifier in the intersection of the TokenReviewSpec audiences and the token's audiences. A client of the TokenReview API that sets the spec.audiences field should validate that a compatible audience identifier is returned in the status.audiences field to ensure that the TokenReview server is audience aware. If a TokenReview returns an empty status.audience field where status.authenticated is "true", the token is valid against the audience of the Kubernetes API server.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub audiences: Vec<String>,
     /// error indicates that the token couldn't be checked
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub error: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TokenReviewStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.authenticated) { w.field("authenticated"); ::kapi_apimachinery::write::WriteJson::write_json(&self.authenticated, w); }
+        w.field("user"); ::kapi_apimachinery::go::opt_or_default(&self.user, w);
+        if !Vec::is_empty(&self.audiences) { w.field("audiences"); ::kapi_apimachinery::write::WriteJson::write_json(&self.audiences, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.error) { w.field("error"); ::kapi_apimachinery::write::WriteJson::write_json(&self.error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TokenReviewStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TokenReviewStatus {
@@ -442,20 +566,33 @@ impl<'de> ::serde::Deserialize<'de> for TokenReviewStatus {
 /// UserInfo holds the information about the user needed to implement the user.Info interface.
 ///
 /// Generated from `io.k8s.api.authentication.v1.UserInfo` (proto `k8s.io.api.authentication.v1.UserInfo`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct UserInfo {
     /// username is the name that uniquely identifies this user among all active users.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub username: Option<String>,
     /// uid is a unique value that identifies this user across time. If this user is deleted and another user by the same name is added, they will have different UIDs.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
     /// groups is the names of groups this user is a part of.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
     /// extra is any additional information provided by the authenticator.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub extra: ::std::collections::BTreeMap<String, crate::api::authentication::v1::ExtraValue>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for UserInfo {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.username) { w.field("username"); ::kapi_apimachinery::write::WriteJson::write_json(&self.username, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.uid) { w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w); }
+        if !Vec::is_empty(&self.groups) { w.field("groups"); ::kapi_apimachinery::write::WriteJson::write_json(&self.groups, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.extra) { w.field("extra"); ::kapi_apimachinery::write::WriteJson::write_json(&self.extra, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for UserInfo {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for UserInfo {

@@ -5,23 +5,36 @@
 /// request header authentication is used, any extra keys will have their case ignored and returned as lowercase.
 ///
 /// Generated from proto `k8s.io.api.authentication.v1alpha1.SelfSubjectReview`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// status is filled in by the server with the user attributes.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authentication::v1alpha1::SelfSubjectReviewStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelfSubjectReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelfSubjectReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelfSubjectReview {
@@ -59,12 +72,25 @@ impl<'de> ::serde::Deserialize<'de> for SelfSubjectReview {
 /// SelfSubjectReviewStatus is filled by the kube-apiserver and sent back to a user.
 ///
 /// Generated from proto `k8s.io.api.authentication.v1alpha1.SelfSubjectReviewStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectReviewStatus {
     /// userInfo is a set of attributes belonging to the user making this request.
     /// +optional
-    #[serde(rename = "userInfo", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub user_info: Option<crate::api::authentication::v1::UserInfo>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelfSubjectReviewStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("userInfo"); ::kapi_apimachinery::go::opt_or_default(&self.user_info, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelfSubjectReviewStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelfSubjectReviewStatus {

@@ -11,28 +11,47 @@ pub struct ExtraValue {
     pub items: Vec<String>,
 }
 
+impl ::kapi_apimachinery::write::WriteJson for ExtraValue {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w);
+    }
+}
+
 /// SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request.
 /// When using impersonation, users will receive the user info of the user being impersonated.  If impersonation or
 /// request header authentication is used, any extra keys will have their case ignored and returned as lowercase.
 ///
 /// Generated from proto `k8s.io.api.authentication.v1beta1.SelfSubjectReview`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// status is filled in by the server with the user attributes.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authentication::v1beta1::SelfSubjectReviewStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelfSubjectReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelfSubjectReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelfSubjectReview {
@@ -70,12 +89,25 @@ impl<'de> ::serde::Deserialize<'de> for SelfSubjectReview {
 /// SelfSubjectReviewStatus is filled by the kube-apiserver and sent back to a user.
 ///
 /// Generated from proto `k8s.io.api.authentication.v1beta1.SelfSubjectReviewStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectReviewStatus {
     /// userInfo is a set of attributes belonging to the user making this request.
     /// +optional
-    #[serde(rename = "userInfo", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub user_info: Option<crate::api::authentication::v1::UserInfo>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelfSubjectReviewStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("userInfo"); ::kapi_apimachinery::go::opt_or_default(&self.user_info, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelfSubjectReviewStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelfSubjectReviewStatus {
@@ -109,27 +141,40 @@ impl<'de> ::serde::Deserialize<'de> for SelfSubjectReviewStatus {
 /// plugin in the kube-apiserver.
 ///
 /// Generated from proto `k8s.io.api.authentication.v1beta1.TokenReview`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec holds information about the request being evaluated
     /// +required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::authentication::v1beta1::TokenReviewSpec>,
     /// status is filled in by the server and indicates whether the token can be authenticated.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authentication::v1beta1::TokenReviewStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TokenReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TokenReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TokenReview {
@@ -169,11 +214,10 @@ impl<'de> ::serde::Deserialize<'de> for TokenReview {
 /// TokenReviewSpec is a description of the token authentication request.
 ///
 /// Generated from proto `k8s.io.api.authentication.v1beta1.TokenReviewSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenReviewSpec {
     /// token is the opaque bearer token.
     /// +required
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub token: Option<String>,
     /// audiences is a list of the identifiers that the resource server presented
     /// with the token identifies as. Audience-aware token authenticators will
@@ -182,8 +226,22 @@ pub struct TokenReviewSpec {
     /// audience of the Kubernetes apiserver.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub audiences: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TokenReviewSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.token) { w.field("token"); ::kapi_apimachinery::write::WriteJson::write_json(&self.token, w); }
+        if !Vec::is_empty(&self.audiences) { w.field("audiences"); ::kapi_apimachinery::write::WriteJson::write_json(&self.audiences, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TokenReviewSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TokenReviewSpec {
@@ -217,15 +275,13 @@ impl<'de> ::serde::Deserialize<'de> for TokenReviewSpec {
 /// TokenReviewStatus is the result of the token authentication request.
 ///
 /// Generated from proto `k8s.io.api.authentication.v1beta1.TokenReviewStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenReviewStatus {
     /// authenticated indicates that the token was associated with a known user.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub authenticated: Option<bool>,
     /// user is the UserInfo associated with the provided token.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub user: Option<crate::api::authentication::v1beta1::UserInfo>,
     /// audiences are audience identifiers chosen by the authenticator that are
     /// compatible with both the TokenReview and token. An identifier is any
@@ -238,12 +294,27 @@ pub struct TokenReviewStatus {
     /// valid against the audience of the Kubernetes API server.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub audiences: Vec<String>,
     /// error indicates that the token couldn't be checked
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub error: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TokenReviewStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.authenticated) { w.field("authenticated"); ::kapi_apimachinery::write::WriteJson::write_json(&self.authenticated, w); }
+        w.field("user"); ::kapi_apimachinery::go::opt_or_default(&self.user, w);
+        if !Vec::is_empty(&self.audiences) { w.field("audiences"); ::kapi_apimachinery::write::WriteJson::write_json(&self.audiences, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.error) { w.field("error"); ::kapi_apimachinery::write::WriteJson::write_json(&self.error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TokenReviewStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TokenReviewStatus {
@@ -282,27 +353,40 @@ impl<'de> ::serde::Deserialize<'de> for TokenReviewStatus {
 /// user.Info interface.
 ///
 /// Generated from proto `k8s.io.api.authentication.v1beta1.UserInfo`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct UserInfo {
     /// username is the name that uniquely identifies this user among all active users.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub username: Option<String>,
     /// uid is a unique value that identifies this user across time. If this user is
     /// deleted and another user by the same name is added, they will have
     /// different UIDs.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
     /// groups is the names of groups this user is a part of.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
     /// extra is any additional information provided by the authenticator.
     /// +optional
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub extra: ::std::collections::BTreeMap<String, crate::api::authentication::v1beta1::ExtraValue>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for UserInfo {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.username) { w.field("username"); ::kapi_apimachinery::write::WriteJson::write_json(&self.username, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.uid) { w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w); }
+        if !Vec::is_empty(&self.groups) { w.field("groups"); ::kapi_apimachinery::write::WriteJson::write_json(&self.groups, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.extra) { w.field("extra"); ::kapi_apimachinery::write::WriteJson::write_json(&self.extra, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for UserInfo {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for UserInfo {

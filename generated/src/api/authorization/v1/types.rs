@@ -11,17 +11,36 @@ pub struct ExtraValue {
     pub items: Vec<String>,
 }
 
+impl ::kapi_apimachinery::write::WriteJson for ExtraValue {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w);
+    }
+}
+
 /// FieldSelectorAttributes indicates a field limited access. Webhook authors are encouraged to * ensure rawSelector and requirements are not both set * consider the requirements field if set * not try to parse or consider the rawSelector field if set. This is to avoid another CVE-2022-2880 (i.e. getting different systems to agree on how exactly to parse a query is not something we want), see https://www.oxeye.io/resources/golang-parameter-smuggling-attack for more details. For the *SubjectAccessReview endpoints of the kube-apiserver: * If rawSelector is empty and requirements are empty, the request is not limited. * If rawSelector is present and requirements are empty, the rawSelector will be parsed and limited if the parsing succeeds. * If rawSelector is empty and requirements are present, the requirements should be honored * If rawSelector is present and requirements are present, the request is invalid.
 ///
 /// Generated from `io.k8s.api.authorization.v1.FieldSelectorAttributes` (proto `k8s.io.api.authorization.v1.FieldSelectorAttributes`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FieldSelectorAttributes {
     /// rawSelector is the serialization of a field selector that would be included in a query parameter. Webhook implementations are encouraged to ignore rawSelector. The kube-apiserver's *SubjectAccessReview will parse the rawSelector as long as the requirements are not present.
-    #[serde(rename = "rawSelector", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub raw_selector: Option<String>,
     /// requirements is the parsed interpretation of a field selector. All requirements must be met for a resource instance to match the selector. Webhook implementations should handle requirements, but how to handle them is up to the webhook. Since requirements can only limit the request, it is safe to authorize as unlimited request if the requirements are not understood.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requirements: Vec<crate::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FieldSelectorAttributes {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.raw_selector) { w.field("rawSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.raw_selector, w); }
+        if !Vec::is_empty(&self.requirements) { w.field("requirements"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requirements, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FieldSelectorAttributes {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FieldSelectorAttributes {
@@ -55,14 +74,27 @@ impl<'de> ::serde::Deserialize<'de> for FieldSelectorAttributes {
 /// LabelSelectorAttributes indicates a label limited access. Webhook authors are encouraged to * ensure rawSelector and requirements are not both set * consider the requirements field if set * not try to parse or consider the rawSelector field if set. This is to avoid another CVE-2022-2880 (i.e. getting different systems to agree on how exactly to parse a query is not something we want), see https://www.oxeye.io/resources/golang-parameter-smuggling-attack for more details. For the *SubjectAccessReview endpoints of the kube-apiserver: * If rawSelector is empty and requirements are empty, the request is not limited. * If rawSelector is present and requirements are empty, the rawSelector will be parsed and limited if the parsing succeeds. * If rawSelector is empty and requirements are present, the requirements should be honored * If rawSelector is present and requirements are present, the request is invalid.
 ///
 /// Generated from `io.k8s.api.authorization.v1.LabelSelectorAttributes` (proto `k8s.io.api.authorization.v1.LabelSelectorAttributes`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LabelSelectorAttributes {
     /// rawSelector is the serialization of a field selector that would be included in a query parameter. Webhook implementations are encouraged to ignore rawSelector. The kube-apiserver's *SubjectAccessReview will parse the rawSelector as long as the requirements are not present.
-    #[serde(rename = "rawSelector", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub raw_selector: Option<String>,
     /// requirements is the parsed interpretation of a label selector. All requirements must be met for a resource instance to match the selector. Webhook implementations should handle requirements, but how to handle them is up to the webhook. Since requirements can only limit the request, it is safe to authorize as unlimited request if the requirements are not understood.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requirements: Vec<crate::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LabelSelectorAttributes {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.raw_selector) { w.field("rawSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.raw_selector, w); }
+        if !Vec::is_empty(&self.requirements) { w.field("requirements"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requirements, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LabelSelectorAttributes {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LabelSelectorAttributes {
@@ -96,22 +128,36 @@ impl<'de> ::serde::Deserialize<'de> for LabelSelectorAttributes {
 /// LocalSubjectAccessReview checks whether or not a user or group can perform an action in a given namespace. Having a namespace scoped resource makes it much easier to grant namespace scoped policy that includes permissions checking.
 ///
 /// Generated from `io.k8s.api.authorization.v1.LocalSubjectAccessReview` (proto `k8s.io.api.authorization.v1.LocalSubjectAccessReview`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LocalSubjectAccessReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec holds information about the request being evaluated.  spec.namespace must be equal to the namespace you made the request against.  If empty, it is defaulted.
     pub spec: crate::api::authorization::v1::SubjectAccessReviewSpec,
     /// status is filled in by the server and indicates whether the request is allowed or not
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authorization::v1::SubjectAccessReviewStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LocalSubjectAccessReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LocalSubjectAccessReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LocalSubjectAccessReview {
@@ -151,14 +197,27 @@ impl<'de> ::serde::Deserialize<'de> for LocalSubjectAccessReview {
 /// NonResourceAttributes includes the authorization attributes available for non-resource requests to the Authorizer interface
 ///
 /// Generated from `io.k8s.api.authorization.v1.NonResourceAttributes` (proto `k8s.io.api.authorization.v1.NonResourceAttributes`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NonResourceAttributes {
     /// path is the URL path of the request
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
     /// verb is the standard HTTP verb
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub verb: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NonResourceAttributes {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.verb) { w.field("verb"); ::kapi_apimachinery::write::WriteJson::write_json(&self.verb, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NonResourceAttributes {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NonResourceAttributes {
@@ -192,14 +251,27 @@ impl<'de> ::serde::Deserialize<'de> for NonResourceAttributes {
 /// NonResourceRule holds information that describes a rule for the non-resource
 ///
 /// Generated from `io.k8s.api.authorization.v1.NonResourceRule` (proto `k8s.io.api.authorization.v1.NonResourceRule`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NonResourceRule {
     /// verbs is a list of kubernetes non-resource API verbs, like: get, post, put, delete, patch, head, options.  "*" means all.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub verbs: Vec<String>,
     /// nonResourceURLs is a set of partial urls that a user should have access to.  *s are allowed, but only as the full, final step in the path.  "*" means all.
-    #[serde(rename = "nonResourceURLs", skip_serializing_if = "Vec::is_empty")]
     pub non_resource_urls: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NonResourceRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("verbs"); ::kapi_apimachinery::go::vec_or_null(&self.verbs, w);
+        if !Vec::is_empty(&self.non_resource_urls) { w.field("nonResourceURLs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.non_resource_urls, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NonResourceRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NonResourceRule {
@@ -233,35 +305,48 @@ impl<'de> ::serde::Deserialize<'de> for NonResourceRule {
 /// ResourceAttributes includes the authorization attributes available for resource requests to the Authorizer interface
 ///
 /// Generated from `io.k8s.api.authorization.v1.ResourceAttributes` (proto `k8s.io.api.authorization.v1.ResourceAttributes`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceAttributes {
     /// namespace is the namespace of the action being requested.  Currently, there is no distinction between no namespace and all namespaces "" (empty) is defaulted for LocalSubjectAccessReviews "" (empty) is empty for cluster-scoped resources "" (empty) means "all" for namespace scoped resources from a SubjectAccessReview or SelfSubjectAccessReview
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
     /// verb is a kubernetes resource API verb, like: get, list, watch, create, update, delete, proxy.  "*" means all.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub verb: Option<String>,
     /// group is the API Group of the Resource.  "*" means all.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub group: Option<String>,
     /// version is the API Version of the Resource.  "*" means all.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub version: Option<String>,
     /// resource is one of the existing resource types.  "*" means all.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource: Option<String>,
     /// subresource is one of the existing resource types.  "" means none.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub subresource: Option<String>,
     /// name is the name of the resource being requested for a "get" or deleted for a "delete". "" (empty) means all.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// fieldSelector describes the limitation on access based on field.  It can only limit access, not broaden it.
-    #[serde(rename = "fieldSelector", skip_serializing_if = "Option::is_none")]
     pub field_selector: Option<crate::api::authorization::v1::FieldSelectorAttributes>,
     /// labelSelector describes the limitation on access based on labels.  It can only limit access, not broaden it.
-    #[serde(rename = "labelSelector", skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<crate::api::authorization::v1::LabelSelectorAttributes>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceAttributes {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.verb) { w.field("verb"); ::kapi_apimachinery::write::WriteJson::write_json(&self.verb, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.group) { w.field("group"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.version) { w.field("version"); ::kapi_apimachinery::write::WriteJson::write_json(&self.version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.resource) { w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.subresource) { w.field("subresource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.subresource, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Option::is_none(&self.field_selector) { w.field("fieldSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_selector, w); }
+        if !Option::is_none(&self.label_selector) { w.field("labelSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.label_selector, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceAttributes {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceAttributes {
@@ -309,21 +394,34 @@ impl<'de> ::serde::Deserialize<'de> for ResourceAttributes {
 /// ResourceRule is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.
 ///
 /// Generated from `io.k8s.api.authorization.v1.ResourceRule` (proto `k8s.io.api.authorization.v1.ResourceRule`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceRule {
     /// verbs is a list of kubernetes resource API verbs, like: get, list, watch, create, update, delete, proxy.  "*" means all.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub verbs: Vec<String>,
     /// apiGroups is the name of the APIGroup that contains the resources.  If multiple API groups are specified, any action requested against one of the enumerated resources in any API group will be allowed.  "*" means all.
-    #[serde(rename = "apiGroups", skip_serializing_if = "Vec::is_empty")]
     pub api_groups: Vec<String>,
     /// resources is a list of resources this rule applies to.  "*" means all in the specified apiGroups.
     ///  "*/foo" represents the subresource 'foo' for all resources in the specified apiGroups.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<String>,
     /// resourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.  "*" means all.
-    #[serde(rename = "resourceNames", skip_serializing_if = "Vec::is_empty")]
     pub resource_names: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("verbs"); ::kapi_apimachinery::go::vec_or_null(&self.verbs, w);
+        if !Vec::is_empty(&self.api_groups) { w.field("apiGroups"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_groups, w); }
+        if !Vec::is_empty(&self.resources) { w.field("resources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resources, w); }
+        if !Vec::is_empty(&self.resource_names) { w.field("resourceNames"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_names, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceRule {
@@ -361,22 +459,36 @@ impl<'de> ::serde::Deserialize<'de> for ResourceRule {
 /// SelfSubjectAccessReview checks whether or the current user can perform an action.  Not filling in a spec.namespace means "in all namespaces".  Self is a special case, because users should always be able to check whether they can perform an action
 ///
 /// Generated from `io.k8s.api.authorization.v1.SelfSubjectAccessReview` (proto `k8s.io.api.authorization.v1.SelfSubjectAccessReview`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectAccessReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec holds information about the request being evaluated.  user and groups must be empty
     pub spec: crate::api::authorization::v1::SelfSubjectAccessReviewSpec,
     /// status is filled in by the server and indicates whether the request is allowed or not
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authorization::v1::SubjectAccessReviewStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelfSubjectAccessReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelfSubjectAccessReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelfSubjectAccessReview {
@@ -416,14 +528,27 @@ impl<'de> ::serde::Deserialize<'de> for SelfSubjectAccessReview {
 /// SelfSubjectAccessReviewSpec is a description of the access request.  Exactly one of resourceAttributes and nonResourceAttributes must be set
 ///
 /// Generated from `io.k8s.api.authorization.v1.SelfSubjectAccessReviewSpec` (proto `k8s.io.api.authorization.v1.SelfSubjectAccessReviewSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectAccessReviewSpec {
     /// resourceAttributes describes information for a resource access request
-    #[serde(rename = "resourceAttributes", skip_serializing_if = "Option::is_none")]
     pub resource_attributes: Option<crate::api::authorization::v1::ResourceAttributes>,
     /// nonResourceAttributes describes information for a non-resource access request
-    #[serde(rename = "nonResourceAttributes", skip_serializing_if = "Option::is_none")]
     pub non_resource_attributes: Option<crate::api::authorization::v1::NonResourceAttributes>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelfSubjectAccessReviewSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.resource_attributes) { w.field("resourceAttributes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_attributes, w); }
+        if !Option::is_none(&self.non_resource_attributes) { w.field("nonResourceAttributes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.non_resource_attributes, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelfSubjectAccessReviewSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelfSubjectAccessReviewSpec {
@@ -457,22 +582,36 @@ impl<'de> ::serde::Deserialize<'de> for SelfSubjectAccessReviewSpec {
 /// SelfSubjectRulesReview enumerates the set of actions the current user can perform within a namespace. The returned list of actions may be incomplete depending on the server's authorization mode, and any errors experienced during the evaluation. SelfSubjectRulesReview should be used by UIs to show/hide actions, or to quickly let an end user reason about their permissions. It should NOT Be used by external systems to drive authorization decisions as this raises confused deputy, cache lifetime/revocation, and correctness concerns. SubjectAccessReview, and LocalAccessReview are the correct way to defer authorization decisions to the API server.
 ///
 /// Generated from `io.k8s.api.authorization.v1.SelfSubjectRulesReview` (proto `k8s.io.api.authorization.v1.SelfSubjectRulesReview`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectRulesReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec holds information about the request being evaluated.
     pub spec: crate::api::authorization::v1::SelfSubjectRulesReviewSpec,
     /// status is filled in by the server and indicates the set of actions a user can perform.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authorization::v1::SubjectRulesReviewStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelfSubjectRulesReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelfSubjectRulesReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelfSubjectRulesReview {
@@ -512,11 +651,24 @@ impl<'de> ::serde::Deserialize<'de> for SelfSubjectRulesReview {
 /// SelfSubjectRulesReviewSpec defines the specification for SelfSubjectRulesReview.
 ///
 /// Generated from `io.k8s.api.authorization.v1.SelfSubjectRulesReviewSpec` (proto `k8s.io.api.authorization.v1.SelfSubjectRulesReviewSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectRulesReviewSpec {
     /// namespace to evaluate rules for. Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelfSubjectRulesReviewSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelfSubjectRulesReviewSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelfSubjectRulesReviewSpec {
@@ -548,22 +700,36 @@ impl<'de> ::serde::Deserialize<'de> for SelfSubjectRulesReviewSpec {
 /// SubjectAccessReview checks whether or not a user or group can perform an action.
 ///
 /// Generated from `io.k8s.api.authorization.v1.SubjectAccessReview` (proto `k8s.io.api.authorization.v1.SubjectAccessReview`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubjectAccessReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec holds information about the request being evaluated
     pub spec: crate::api::authorization::v1::SubjectAccessReviewSpec,
     /// status is filled in by the server and indicates whether the request is allowed or not
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authorization::v1::SubjectAccessReviewStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SubjectAccessReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SubjectAccessReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SubjectAccessReview {
@@ -603,26 +769,39 @@ impl<'de> ::serde::Deserialize<'de> for SubjectAccessReview {
 /// SubjectAccessReviewSpec is a description of the access request.  Exactly one of resourceAttributes and nonResourceAttributes must be set
 ///
 /// Generated from `io.k8s.api.authorization.v1.SubjectAccessReviewSpec` (proto `k8s.io.api.authorization.v1.SubjectAccessReviewSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubjectAccessReviewSpec {
     /// resourceAttributes describes information for a resource access request
-    #[serde(rename = "resourceAttributes", skip_serializing_if = "Option::is_none")]
     pub resource_attributes: Option<crate::api::authorization::v1::ResourceAttributes>,
     /// nonResourceAttributes describes information for a non-resource access request
-    #[serde(rename = "nonResourceAttributes", skip_serializing_if = "Option::is_none")]
     pub non_resource_attributes: Option<crate::api::authorization::v1::NonResourceAttributes>,
     /// user is the user you're testing for. If you specify "User" but not "Groups", then is it interpreted as "What if User were not a member of any groups
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub user: Option<String>,
     /// groups is the groups you're testing for.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
     /// extra corresponds to the user.Info.GetExtra() method from the authenticator.  Since that is input to the authorizer it needs a reflection here.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub extra: ::std::collections::BTreeMap<String, crate::api::authorization::v1::ExtraValue>,
     /// uid information about the requesting user.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SubjectAccessReviewSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.resource_attributes) { w.field("resourceAttributes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_attributes, w); }
+        if !Option::is_none(&self.non_resource_attributes) { w.field("nonResourceAttributes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.non_resource_attributes, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.user) { w.field("user"); ::kapi_apimachinery::write::WriteJson::write_json(&self.user, w); }
+        if !Vec::is_empty(&self.groups) { w.field("groups"); ::kapi_apimachinery::write::WriteJson::write_json(&self.groups, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.extra) { w.field("extra"); ::kapi_apimachinery::write::WriteJson::write_json(&self.extra, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.uid) { w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SubjectAccessReviewSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SubjectAccessReviewSpec {
@@ -664,19 +843,33 @@ impl<'de> ::serde::Deserialize<'de> for SubjectAccessReviewSpec {
 /// SubjectAccessReviewStatus
 ///
 /// Generated from `io.k8s.api.authorization.v1.SubjectAccessReviewStatus` (proto `k8s.io.api.authorization.v1.SubjectAccessReviewStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubjectAccessReviewStatus {
     /// allowed is required. True if the action would be allowed, false otherwise.
     pub allowed: bool,
     /// denied is optional. True if the action would be denied, otherwise false. If both allowed is false and denied is false, then the authorizer has no opinion on whether to authorize the action. Denied may not be true if Allowed is true.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub denied: Option<bool>,
     /// reason is optional.  It indicates why a request was allowed or denied.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// evaluationError is an indication that some error occurred during the authorization check. It is entirely possible to get an error and be able to continue determine authorization status in spite of it. For instance, RBAC can be missing a role, but enough roles are still present and bound to reason about the request.
-    #[serde(rename = "evaluationError", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub evaluation_error: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SubjectAccessReviewStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("allowed"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allowed, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.denied) { w.field("denied"); ::kapi_apimachinery::write::WriteJson::write_json(&self.denied, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.evaluation_error) { w.field("evaluationError"); ::kapi_apimachinery::write::WriteJson::write_json(&self.evaluation_error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SubjectAccessReviewStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SubjectAccessReviewStatus {
@@ -714,19 +907,33 @@ impl<'de> ::serde::Deserialize<'de> for SubjectAccessReviewStatus {
 /// SubjectRulesReviewStatus contains the result of a rules check. This check can be incomplete depending on the set of authorizers the server is configured with and any errors experienced during evaluation. Because authorization rules are additive, if a rule appears in a list it's safe to assume the subject has that permission, even if that list is incomplete.
 ///
 /// Generated from `io.k8s.api.authorization.v1.SubjectRulesReviewStatus` (proto `k8s.io.api.authorization.v1.SubjectRulesReviewStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubjectRulesReviewStatus {
     /// resourceRules is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.
-    #[serde(rename = "resourceRules", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub resource_rules: Vec<crate::api::authorization::v1::ResourceRule>,
     /// nonResourceRules is the list of actions the subject is allowed to perform on non-resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.
-    #[serde(rename = "nonResourceRules", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub non_resource_rules: Vec<crate::api::authorization::v1::NonResourceRule>,
     /// incomplete is true when the rules returned by this call are incomplete. This is most commonly encountered when an authorizer, such as an external authorizer, doesn't support rules evaluation.
     pub incomplete: bool,
     /// evaluationError can appear in combination with Rules. It indicates an error occurred during rule evaluation, such as an authorizer that doesn't support rule evaluation, and that ResourceRules and/or NonResourceRules may be incomplete.
-    #[serde(rename = "evaluationError", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub evaluation_error: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SubjectRulesReviewStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("resourceRules"); ::kapi_apimachinery::go::vec_or_null(&self.resource_rules, w);
+        w.field("nonResourceRules"); ::kapi_apimachinery::go::vec_or_null(&self.non_resource_rules, w);
+        w.field("incomplete"); ::kapi_apimachinery::write::WriteJson::write_json(&self.incomplete, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.evaluation_error) { w.field("evaluationError"); ::kapi_apimachinery::write::WriteJson::write_json(&self.evaluation_error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SubjectRulesReviewStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SubjectRulesReviewStatus {

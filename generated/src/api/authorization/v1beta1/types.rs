@@ -11,32 +11,51 @@ pub struct ExtraValue {
     pub items: Vec<String>,
 }
 
+impl ::kapi_apimachinery::write::WriteJson for ExtraValue {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w);
+    }
+}
+
 /// LocalSubjectAccessReview checks whether or not a user or group can perform an action in a given namespace.
 /// Having a namespace scoped resource makes it much easier to grant namespace scoped policy that includes permissions
 /// checking.
 ///
 /// Generated from proto `k8s.io.api.authorization.v1beta1.LocalSubjectAccessReview`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LocalSubjectAccessReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec holds information about the request being evaluated.  spec.namespace must be equal to the namespace
     /// you made the request against.  If empty, it is defaulted.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::authorization::v1beta1::SubjectAccessReviewSpec>,
     /// status is filled in by the server and indicates whether the request is allowed or not
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authorization::v1beta1::SubjectAccessReviewStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LocalSubjectAccessReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LocalSubjectAccessReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LocalSubjectAccessReview {
@@ -76,16 +95,29 @@ impl<'de> ::serde::Deserialize<'de> for LocalSubjectAccessReview {
 /// NonResourceAttributes includes the authorization attributes available for non-resource requests to the Authorizer interface
 ///
 /// Generated from proto `k8s.io.api.authorization.v1beta1.NonResourceAttributes`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NonResourceAttributes {
     /// path is the URL path of the request
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
     /// verb is the standard HTTP verb
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub verb: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NonResourceAttributes {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.verb) { w.field("verb"); ::kapi_apimachinery::write::WriteJson::write_json(&self.verb, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NonResourceAttributes {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NonResourceAttributes {
@@ -119,18 +151,31 @@ impl<'de> ::serde::Deserialize<'de> for NonResourceAttributes {
 /// NonResourceRule holds information that describes a rule for the non-resource
 ///
 /// Generated from proto `k8s.io.api.authorization.v1beta1.NonResourceRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NonResourceRule {
     /// verbs is a list of kubernetes non-resource API verbs, like: get, post, put, delete, patch, head, options.  "*" means all.
     /// +listType=atomic
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub verbs: Vec<String>,
     /// nonResourceURLs is a set of partial urls that a user should have access to.  *s are allowed, but only as the full,
     /// final step in the path.  "*" means all.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "nonResourceURLs", skip_serializing_if = "Vec::is_empty")]
     pub non_resource_urls: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NonResourceRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("verbs"); ::kapi_apimachinery::go::vec_or_null(&self.verbs, w);
+        if !Vec::is_empty(&self.non_resource_urls) { w.field("nonResourceURLs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.non_resource_urls, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NonResourceRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NonResourceRule {
@@ -164,47 +209,60 @@ impl<'de> ::serde::Deserialize<'de> for NonResourceRule {
 /// ResourceAttributes includes the authorization attributes available for resource requests to the Authorizer interface
 ///
 /// Generated from proto `k8s.io.api.authorization.v1beta1.ResourceAttributes`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceAttributes {
     /// namespace is the namespace of the action being requested.  Currently, there is no distinction between no namespace and all namespaces
     /// "" (empty) is defaulted for LocalSubjectAccessReviews
     /// "" (empty) is empty for cluster-scoped resources
     /// "" (empty) means "all" for namespace scoped resources from a SubjectAccessReview or SelfSubjectAccessReview
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
     /// verb is a kubernetes resource API verb, like: get, list, watch, create, update, delete, proxy.  "*" means all.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub verb: Option<String>,
     /// group is the API Group of the Resource.  "*" means all.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub group: Option<String>,
     /// version is the API Version of the Resource.  "*" means all.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub version: Option<String>,
     /// resource is one of the existing resource types.  "*" means all.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource: Option<String>,
     /// subresource is one of the existing resource types.  "" means none.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub subresource: Option<String>,
     /// name is the name of the resource being requested for a "get" or deleted for a "delete". "" (empty) means all.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// fieldSelector describes the limitation on access based on field.  It can only limit access, not broaden it.
     /// +optional
-    #[serde(rename = "fieldSelector", skip_serializing_if = "Option::is_none")]
     pub field_selector: Option<crate::api::authorization::v1::FieldSelectorAttributes>,
     /// labelSelector describes the limitation on access based on labels.  It can only limit access, not broaden it.
     /// +optional
-    #[serde(rename = "labelSelector", skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<crate::api::authorization::v1::LabelSelectorAttributes>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceAttributes {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.verb) { w.field("verb"); ::kapi_apimachinery::write::WriteJson::write_json(&self.verb, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.group) { w.field("group"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.version) { w.field("version"); ::kapi_apimachinery::write::WriteJson::write_json(&self.version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.resource) { w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.subresource) { w.field("subresource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.subresource, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Option::is_none(&self.field_selector) { w.field("fieldSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_selector, w); }
+        if !Option::is_none(&self.label_selector) { w.field("labelSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.label_selector, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceAttributes {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceAttributes {
@@ -253,29 +311,42 @@ impl<'de> ::serde::Deserialize<'de> for ResourceAttributes {
 /// may contain duplicates, and possibly be incomplete.
 ///
 /// Generated from proto `k8s.io.api.authorization.v1beta1.ResourceRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceRule {
     /// verbs is a list of kubernetes resource API verbs, like: get, list, watch, create, update, delete, proxy.  "*" means all.
     /// +listType=atomic
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub verbs: Vec<String>,
     /// apiGroups is the name of the APIGroup that contains the resources.  If multiple API groups are specified, any action requested against one of
     /// the enumerated resources in any API group will be allowed.  "*" means all.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "apiGroups", skip_serializing_if = "Vec::is_empty")]
     pub api_groups: Vec<String>,
     /// resources is a list of resources this rule applies to.  "*" means all in the specified apiGroups.
     ///  "*/foo" represents the subresource 'foo' for all resources in the specified apiGroups.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<String>,
     /// resourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.  "*" means all.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "resourceNames", skip_serializing_if = "Vec::is_empty")]
     pub resource_names: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("verbs"); ::kapi_apimachinery::go::vec_or_null(&self.verbs, w);
+        if !Vec::is_empty(&self.api_groups) { w.field("apiGroups"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_groups, w); }
+        if !Vec::is_empty(&self.resources) { w.field("resources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resources, w); }
+        if !Vec::is_empty(&self.resource_names) { w.field("resourceNames"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_names, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceRule {
@@ -315,26 +386,39 @@ impl<'de> ::serde::Deserialize<'de> for ResourceRule {
 /// to check whether they can perform an action
 ///
 /// Generated from proto `k8s.io.api.authorization.v1beta1.SelfSubjectAccessReview`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectAccessReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec holds information about the request being evaluated.  user and groups must be empty
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::authorization::v1beta1::SelfSubjectAccessReviewSpec>,
     /// status is filled in by the server and indicates whether the request is allowed or not
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authorization::v1beta1::SubjectAccessReviewStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelfSubjectAccessReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelfSubjectAccessReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelfSubjectAccessReview {
@@ -375,16 +459,29 @@ impl<'de> ::serde::Deserialize<'de> for SelfSubjectAccessReview {
 /// and nonResourceAttributes must be set
 ///
 /// Generated from proto `k8s.io.api.authorization.v1beta1.SelfSubjectAccessReviewSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectAccessReviewSpec {
     /// resourceAttributes describes information for a resource access request
     /// +optional
-    #[serde(rename = "resourceAttributes", skip_serializing_if = "Option::is_none")]
     pub resource_attributes: Option<crate::api::authorization::v1beta1::ResourceAttributes>,
     /// nonResourceAttributes describes information for a non-resource access request
     /// +optional
-    #[serde(rename = "nonResourceAttributes", skip_serializing_if = "Option::is_none")]
     pub non_resource_attributes: Option<crate::api::authorization::v1beta1::NonResourceAttributes>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelfSubjectAccessReviewSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.resource_attributes) { w.field("resourceAttributes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_attributes, w); }
+        if !Option::is_none(&self.non_resource_attributes) { w.field("nonResourceAttributes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.non_resource_attributes, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelfSubjectAccessReviewSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelfSubjectAccessReviewSpec {
@@ -423,26 +520,39 @@ impl<'de> ::serde::Deserialize<'de> for SelfSubjectAccessReviewSpec {
 /// SubjectAccessReview, and LocalAccessReview are the correct way to defer authorization decisions to the API server.
 ///
 /// Generated from proto `k8s.io.api.authorization.v1beta1.SelfSubjectRulesReview`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectRulesReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec holds information about the request being evaluated.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::authorization::v1beta1::SelfSubjectRulesReviewSpec>,
     /// status is filled in by the server and indicates the set of actions a user can perform.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authorization::v1beta1::SubjectRulesReviewStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelfSubjectRulesReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelfSubjectRulesReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelfSubjectRulesReview {
@@ -482,11 +592,24 @@ impl<'de> ::serde::Deserialize<'de> for SelfSubjectRulesReview {
 /// SelfSubjectRulesReviewSpec defines the specification for SelfSubjectRulesReview.
 ///
 /// Generated from proto `k8s.io.api.authorization.v1beta1.SelfSubjectRulesReviewSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfSubjectRulesReviewSpec {
     /// namespace to evaluate rules for. Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelfSubjectRulesReviewSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelfSubjectRulesReviewSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelfSubjectRulesReviewSpec {
@@ -518,26 +641,39 @@ impl<'de> ::serde::Deserialize<'de> for SelfSubjectRulesReviewSpec {
 /// SubjectAccessReview checks whether or not a user or group can perform an action.
 ///
 /// Generated from proto `k8s.io.api.authorization.v1beta1.SubjectAccessReview`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubjectAccessReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec holds information about the request being evaluated
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::authorization::v1beta1::SubjectAccessReviewSpec>,
     /// status is filled in by the server and indicates whether the request is allowed or not
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::authorization::v1beta1::SubjectAccessReviewStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SubjectAccessReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SubjectAccessReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SubjectAccessReview {
@@ -578,35 +714,48 @@ impl<'de> ::serde::Deserialize<'de> for SubjectAccessReview {
 /// and nonResourceAttributes must be set
 ///
 /// Generated from proto `k8s.io.api.authorization.v1beta1.SubjectAccessReviewSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubjectAccessReviewSpec {
     /// resourceAttributes describes information for a resource access request
     /// +optional
-    #[serde(rename = "resourceAttributes", skip_serializing_if = "Option::is_none")]
     pub resource_attributes: Option<crate::api::authorization::v1beta1::ResourceAttributes>,
     /// nonResourceAttributes describes information for a non-resource access request
     /// +optional
-    #[serde(rename = "nonResourceAttributes", skip_serializing_if = "Option::is_none")]
     pub non_resource_attributes: Option<crate::api::authorization::v1beta1::NonResourceAttributes>,
     /// user is the user you're testing for.
     /// If you specify "User" but not "Group", then is it interpreted as "What if User were not a member of any groups
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub user: Option<String>,
     /// group is the groups you're testing for.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub group: Vec<String>,
     /// extra corresponds to the user.Info.GetExtra() method from the authenticator.  Since that is input to the authorizer
     /// it needs a reflection here.
     /// +optional
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub extra: ::std::collections::BTreeMap<String, crate::api::authorization::v1beta1::ExtraValue>,
     /// uid information about the requesting user.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SubjectAccessReviewSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.resource_attributes) { w.field("resourceAttributes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_attributes, w); }
+        if !Option::is_none(&self.non_resource_attributes) { w.field("nonResourceAttributes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.non_resource_attributes, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.user) { w.field("user"); ::kapi_apimachinery::write::WriteJson::write_json(&self.user, w); }
+        if !Vec::is_empty(&self.group) { w.field("group"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.extra) { w.field("extra"); ::kapi_apimachinery::write::WriteJson::write_json(&self.extra, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.uid) { w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SubjectAccessReviewSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SubjectAccessReviewSpec {
@@ -648,28 +797,41 @@ impl<'de> ::serde::Deserialize<'de> for SubjectAccessReviewSpec {
 /// SubjectAccessReviewStatus
 ///
 /// Generated from proto `k8s.io.api.authorization.v1beta1.SubjectAccessReviewStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubjectAccessReviewStatus {
     /// allowed is required. True if the action would be allowed, false otherwise.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub allowed: Option<bool>,
     /// denied is optional. True if the action would be denied, otherwise
     /// false. If both allowed is false and denied is false, then the
     /// authorizer has no opinion on whether to authorize the action. Denied
     /// may not be true if Allowed is true.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub denied: Option<bool>,
     /// reason is optional.  It indicates why a request was allowed or denied.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// evaluationError is an indication that some error occurred during the authorization check.
     /// It is entirely possible to get an error and be able to continue determine authorization status in spite of it.
     /// For instance, RBAC can be missing a role, but enough roles are still present and bound to reason about the request.
     /// +optional
-    #[serde(rename = "evaluationError", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub evaluation_error: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SubjectAccessReviewStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("allowed"); ::kapi_apimachinery::go::opt_or_default(&self.allowed, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.denied) { w.field("denied"); ::kapi_apimachinery::write::WriteJson::write_json(&self.denied, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.evaluation_error) { w.field("evaluationError"); ::kapi_apimachinery::write::WriteJson::write_json(&self.evaluation_error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SubjectAccessReviewStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SubjectAccessReviewStatus {
@@ -710,28 +872,41 @@ impl<'de> ::serde::Deserialize<'de> for SubjectAccessReviewStatus {
 /// even if that list is incomplete.
 ///
 /// Generated from proto `k8s.io.api.authorization.v1beta1.SubjectRulesReviewStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubjectRulesReviewStatus {
     /// resourceRules is the list of actions the subject is allowed to perform on resources.
     /// The list ordering isn't significant, may contain duplicates, and possibly be incomplete.
     /// +listType=atomic
-    #[serde(rename = "resourceRules", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub resource_rules: Vec<crate::api::authorization::v1beta1::ResourceRule>,
     /// nonResourceRules is the list of actions the subject is allowed to perform on non-resources.
     /// The list ordering isn't significant, may contain duplicates, and possibly be incomplete.
     /// +listType=atomic
-    #[serde(rename = "nonResourceRules", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub non_resource_rules: Vec<crate::api::authorization::v1beta1::NonResourceRule>,
     /// incomplete is true when the rules returned by this call are incomplete. This is most commonly
     /// encountered when an authorizer, such as an external authorizer, doesn't support rules evaluation.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub incomplete: Option<bool>,
     /// evaluationError can appear in combination with Rules. It indicates an error occurred during
     /// rule evaluation, such as an authorizer that doesn't support rule evaluation, and that
     /// ResourceRules and/or NonResourceRules may be incomplete.
     /// +optional
-    #[serde(rename = "evaluationError", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub evaluation_error: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SubjectRulesReviewStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("resourceRules"); ::kapi_apimachinery::go::vec_or_null(&self.resource_rules, w);
+        w.field("nonResourceRules"); ::kapi_apimachinery::go::vec_or_null(&self.non_resource_rules, w);
+        w.field("incomplete"); ::kapi_apimachinery::go::opt_or_default(&self.incomplete, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.evaluation_error) { w.field("evaluationError"); ::kapi_apimachinery::write::WriteJson::write_json(&self.evaluation_error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SubjectRulesReviewStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SubjectRulesReviewStatus {

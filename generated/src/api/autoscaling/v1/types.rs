@@ -9,26 +9,39 @@
 /// should be set.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ContainerResourceMetricSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerResourceMetricSource {
     /// name is the name of the resource in question.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// targetAverageUtilization is the target value of the average of the
     /// resource metric across all relevant pods, represented as a percentage of
     /// the requested value of the resource for the pods.
     /// +optional
-    #[serde(rename = "targetAverageUtilization", skip_serializing_if = "Option::is_none")]
     pub target_average_utilization: Option<i32>,
     /// targetAverageValue is the target value of the average of the
     /// resource metric across all relevant pods, as a raw value (instead of as
     /// a percentage of the request), similar to the "pods" metric source type.
     /// +optional
-    #[serde(rename = "targetAverageValue", skip_serializing_if = "Option::is_none")]
     pub target_average_value: Option<::kapi_apimachinery::Quantity>,
     /// container is the name of the container in the pods of the scaling target.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub container: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerResourceMetricSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        if !Option::is_none(&self.target_average_utilization) { w.field("targetAverageUtilization"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_average_utilization, w); }
+        if !Option::is_none(&self.target_average_value) { w.field("targetAverageValue"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_average_value, w); }
+        w.field("container"); ::kapi_apimachinery::go::opt_or_default(&self.container, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerResourceMetricSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerResourceMetricSource {
@@ -70,10 +83,9 @@ impl<'de> ::serde::Deserialize<'de> for ContainerResourceMetricSource {
 /// normal per-pod metrics using the "pods" source.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ContainerResourceMetricStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerResourceMetricStatus {
     /// name is the name of the resource in question.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// currentAverageUtilization is the current value of the average of the
     /// resource metric across all relevant pods, represented as a percentage of
@@ -81,17 +93,31 @@ pub struct ContainerResourceMetricStatus {
     /// present if `targetAverageValue` was set in the corresponding metric
     /// specification.
     /// +optional
-    #[serde(rename = "currentAverageUtilization", skip_serializing_if = "Option::is_none")]
     pub current_average_utilization: Option<i32>,
     /// currentAverageValue is the current value of the average of the
     /// resource metric across all relevant pods, as a raw value (instead of as
     /// a percentage of the request), similar to the "pods" metric source type.
     /// It will always be set, regardless of the corresponding metric specification.
-    #[serde(rename = "currentAverageValue", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_average_value: Option<::kapi_apimachinery::Quantity>,
     /// container is the name of the container in the pods of the scaling taget
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub container: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerResourceMetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        if !Option::is_none(&self.current_average_utilization) { w.field("currentAverageUtilization"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current_average_utilization, w); }
+        w.field("currentAverageValue"); ::kapi_apimachinery::go::opt_or_default(&self.current_average_value, w);
+        w.field("container"); ::kapi_apimachinery::go::opt_or_default(&self.container, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerResourceMetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerResourceMetricStatus {
@@ -129,15 +155,30 @@ impl<'de> ::serde::Deserialize<'de> for ContainerResourceMetricStatus {
 /// CrossVersionObjectReference contains enough information to let you identify the referred resource.
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.CrossVersionObjectReference` (proto `k8s.io.api.autoscaling.v1.CrossVersionObjectReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CrossVersionObjectReference {
     /// kind is the kind of the referent; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     pub kind: String,
     /// name is the name of the referent; More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
     pub name: String,
     /// apiVersion is the API version of the referent
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CrossVersionObjectReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w);
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CrossVersionObjectReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CrossVersionObjectReference {
@@ -175,26 +216,39 @@ impl<'de> ::serde::Deserialize<'de> for CrossVersionObjectReference {
 /// messaging service, or QPS from loadbalancer running outside of cluster).
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ExternalMetricSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExternalMetricSource {
     /// metricName is the name of the metric in question.
-    #[serde(rename = "metricName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// metricSelector is used to identify a specific time series
     /// within a given metric.
     /// +optional
-    #[serde(rename = "metricSelector", skip_serializing_if = "Option::is_none")]
     pub metric_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// targetValue is the target value of the metric (as a quantity).
     /// Mutually exclusive with TargetAverageValue.
     /// +optional
-    #[serde(rename = "targetValue", skip_serializing_if = "Option::is_none")]
     pub target_value: Option<::kapi_apimachinery::Quantity>,
     /// targetAverageValue is the target per-pod value of global metric (as a quantity).
     /// Mutually exclusive with TargetValue.
     /// +optional
-    #[serde(rename = "targetAverageValue", skip_serializing_if = "Option::is_none")]
     pub target_average_value: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExternalMetricSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metricName"); ::kapi_apimachinery::go::opt_or_default(&self.metric_name, w);
+        if !Option::is_none(&self.metric_selector) { w.field("metricSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metric_selector, w); }
+        if !Option::is_none(&self.target_value) { w.field("targetValue"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_value, w); }
+        if !Option::is_none(&self.target_average_value) { w.field("targetAverageValue"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_average_value, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExternalMetricSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExternalMetricSource {
@@ -233,24 +287,37 @@ impl<'de> ::serde::Deserialize<'de> for ExternalMetricSource {
 /// not associated with any Kubernetes object.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ExternalMetricStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExternalMetricStatus {
     /// metricName is the name of a metric used for autoscaling in
     /// metric system.
-    #[serde(rename = "metricName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// metricSelector is used to identify a specific time series
     /// within a given metric.
     /// +optional
-    #[serde(rename = "metricSelector", skip_serializing_if = "Option::is_none")]
     pub metric_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// currentValue is the current value of the metric (as a quantity)
-    #[serde(rename = "currentValue", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_value: Option<::kapi_apimachinery::Quantity>,
     /// currentAverageValue is the current value of metric averaged over autoscaled pods.
     /// +optional
-    #[serde(rename = "currentAverageValue", skip_serializing_if = "Option::is_none")]
     pub current_average_value: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExternalMetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metricName"); ::kapi_apimachinery::go::opt_or_default(&self.metric_name, w);
+        if !Option::is_none(&self.metric_selector) { w.field("metricSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metric_selector, w); }
+        w.field("currentValue"); ::kapi_apimachinery::go::opt_or_default(&self.current_value, w);
+        if !Option::is_none(&self.current_average_value) { w.field("currentAverageValue"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current_average_value, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExternalMetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExternalMetricStatus {
@@ -288,22 +355,36 @@ impl<'de> ::serde::Deserialize<'de> for ExternalMetricStatus {
 /// configuration of a horizontal pod autoscaler.
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler` (proto `k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscaler {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the behaviour of autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
     pub spec: crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec,
     /// status is the current information about the autoscaler.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscaler {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscaler {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscaler {
@@ -344,28 +425,41 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscaler {
 /// a HorizontalPodAutoscaler at a certain point.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerCondition {
     /// type describes the current condition
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// status is the status of the condition (True, False, Unknown)
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// lastTransitionTime is the last time the condition transitioned from
     /// one status to another
     /// +optional
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// reason is the reason for the condition's last transition.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// message is a human-readable explanation containing details about
     /// the transition
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscalerCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::go::opt_or_default(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscalerCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerCondition {
@@ -405,20 +499,33 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerCondition {
 /// list of horizontal pod autoscaler objects.
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList` (proto `k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of horizontal pod autoscaler objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::autoscaling::v1::HorizontalPodAutoscaler>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscalerList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscalerList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerList {
@@ -456,20 +563,33 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerList {
 /// specification of a horizontal pod autoscaler.
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec` (proto `k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerSpec {
     /// reference to scaled resource; horizontal pod autoscaler will learn the current resource consumption and will set the desired number of pods by using its Scale subresource.
-    #[serde(rename = "scaleTargetRef")]
     pub scale_target_ref: crate::api::autoscaling::v1::CrossVersionObjectReference,
     /// minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available.
-    #[serde(rename = "minReplicas", skip_serializing_if = "Option::is_none")]
     pub min_replicas: Option<i32>,
     /// maxReplicas is the upper limit for the number of pods that can be set by the autoscaler; cannot be smaller than MinReplicas.
-    #[serde(rename = "maxReplicas")]
     pub max_replicas: i32,
     /// targetCPUUtilizationPercentage is the target average CPU utilization (represented as a percentage of requested CPU) over all the pods; if not specified the default autoscaling policy will be used.
-    #[serde(rename = "targetCPUUtilizationPercentage", skip_serializing_if = "Option::is_none")]
     pub target_cpu_utilization_percentage: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscalerSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("scaleTargetRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scale_target_ref, w);
+        if !Option::is_none(&self.min_replicas) { w.field("minReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_replicas, w); }
+        w.field("maxReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_replicas, w);
+        if !Option::is_none(&self.target_cpu_utilization_percentage) { w.field("targetCPUUtilizationPercentage"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_cpu_utilization_percentage, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscalerSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerSpec {
@@ -507,23 +627,36 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerSpec {
 /// current status of a horizontal pod autoscaler
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus` (proto `k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerStatus {
     /// observedGeneration is the most recent generation observed by this autoscaler.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods; used by the autoscaler to control how often the number of pods is changed.
-    #[serde(rename = "lastScaleTime", skip_serializing_if = "Option::is_none")]
     pub last_scale_time: Option<::kapi_apimachinery::Time>,
     /// currentReplicas is the current number of replicas of pods managed by this autoscaler.
-    #[serde(rename = "currentReplicas")]
     pub current_replicas: i32,
     /// desiredReplicas is the  desired number of replicas of pods managed by this autoscaler.
-    #[serde(rename = "desiredReplicas")]
     pub desired_replicas: i32,
     /// currentCPUUtilizationPercentage is the current average CPU utilization over all pods, represented as a percentage of requested CPU, e.g. 70 means that an average pod is using now 70% of its requested CPU.
-    #[serde(rename = "currentCPUUtilizationPercentage", skip_serializing_if = "Option::is_none")]
     pub current_cpu_utilization_percentage: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscalerStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        if !Option::is_none(&self.last_scale_time) { w.field("lastScaleTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.last_scale_time, w); }
+        w.field("currentReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current_replicas, w);
+        w.field("desiredReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.desired_replicas, w);
+        if !Option::is_none(&self.current_cpu_utilization_percentage) { w.field("currentCPUUtilizationPercentage"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current_cpu_utilization_percentage, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscalerStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerStatus {
@@ -564,22 +697,19 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerStatus {
 /// (only `type` and one other matching field should be set at once).
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.MetricSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricSpec {
     /// type is the type of metric source.  It should be one of "ContainerResource",
     /// "External", "Object", "Pods" or "Resource", each mapping to a matching field in the object.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// object refers to a metric describing a single kubernetes object
     /// (for example, hits-per-second on an Ingress object).
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub object: Option<crate::api::autoscaling::v1::ObjectMetricSource>,
     /// pods refers to a metric describing each pod in the current scale target
     /// (for example, transactions-processed-per-second).  The values will be
     /// averaged together before being compared to the target value.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pods: Option<crate::api::autoscaling::v1::PodsMetricSource>,
     /// resource refers to a resource metric (such as those specified in
     /// requests and limits) known to Kubernetes describing each pod in the
@@ -587,7 +717,6 @@ pub struct MetricSpec {
     /// Kubernetes, and have special scaling options on top of those available
     /// to normal per-pod metrics using the "pods" source.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::api::autoscaling::v1::ResourceMetricSource>,
     /// containerResource refers to a resource metric (such as those specified in
     /// requests and limits) known to Kubernetes describing a single container in each pod of the
@@ -595,7 +724,6 @@ pub struct MetricSpec {
     /// Kubernetes, and have special scaling options on top of those available
     /// to normal per-pod metrics using the "pods" source.
     /// +optional
-    #[serde(rename = "containerResource", skip_serializing_if = "Option::is_none")]
     pub container_resource: Option<crate::api::autoscaling::v1::ContainerResourceMetricSource>,
     /// external refers to a global metric that is not associated
     /// with any Kubernetes object. It allows autoscaling based on information
@@ -603,8 +731,26 @@ pub struct MetricSpec {
     /// (for example length of queue in cloud messaging service, or
     /// QPS from loadbalancer running outside of cluster).
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<crate::api::autoscaling::v1::ExternalMetricSource>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MetricSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::go::opt_or_default(&self.r#type, w);
+        if !Option::is_none(&self.object) { w.field("object"); ::kapi_apimachinery::write::WriteJson::write_json(&self.object, w); }
+        if !Option::is_none(&self.pods) { w.field("pods"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pods, w); }
+        if !Option::is_none(&self.resource) { w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w); }
+        if !Option::is_none(&self.container_resource) { w.field("containerResource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container_resource, w); }
+        if !Option::is_none(&self.external) { w.field("external"); ::kapi_apimachinery::write::WriteJson::write_json(&self.external, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MetricSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MetricSpec {
@@ -646,22 +792,19 @@ impl<'de> ::serde::Deserialize<'de> for MetricSpec {
 /// MetricStatus describes the last-read state of a single metric.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.MetricStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricStatus {
     /// type is the type of metric source.  It will be one of "ContainerResource",
     /// "External", "Object", "Pods" or "Resource", each corresponds to a matching field in the object.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// object refers to a metric describing a single kubernetes object
     /// (for example, hits-per-second on an Ingress object).
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub object: Option<crate::api::autoscaling::v1::ObjectMetricStatus>,
     /// pods refers to a metric describing each pod in the current scale target
     /// (for example, transactions-processed-per-second).  The values will be
     /// averaged together before being compared to the target value.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pods: Option<crate::api::autoscaling::v1::PodsMetricStatus>,
     /// resource refers to a resource metric (such as those specified in
     /// requests and limits) known to Kubernetes describing each pod in the
@@ -669,7 +812,6 @@ pub struct MetricStatus {
     /// Kubernetes, and have special scaling options on top of those available
     /// to normal per-pod metrics using the "pods" source.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::api::autoscaling::v1::ResourceMetricStatus>,
     /// containerResource refers to a resource metric (such as those specified in
     /// requests and limits) known to Kubernetes describing a single container in each pod in the
@@ -677,7 +819,6 @@ pub struct MetricStatus {
     /// Kubernetes, and have special scaling options on top of those available
     /// to normal per-pod metrics using the "pods" source.
     /// +optional
-    #[serde(rename = "containerResource", skip_serializing_if = "Option::is_none")]
     pub container_resource: Option<crate::api::autoscaling::v1::ContainerResourceMetricStatus>,
     /// external refers to a global metric that is not associated
     /// with any Kubernetes object. It allows autoscaling based on information
@@ -685,8 +826,26 @@ pub struct MetricStatus {
     /// (for example length of queue in cloud messaging service, or
     /// QPS from loadbalancer running outside of cluster).
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<crate::api::autoscaling::v1::ExternalMetricStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::go::opt_or_default(&self.r#type, w);
+        if !Option::is_none(&self.object) { w.field("object"); ::kapi_apimachinery::write::WriteJson::write_json(&self.object, w); }
+        if !Option::is_none(&self.pods) { w.field("pods"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pods, w); }
+        if !Option::is_none(&self.resource) { w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w); }
+        if !Option::is_none(&self.container_resource) { w.field("containerResource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container_resource, w); }
+        if !Option::is_none(&self.external) { w.field("external"); ::kapi_apimachinery::write::WriteJson::write_json(&self.external, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MetricStatus {
@@ -729,28 +888,41 @@ impl<'de> ::serde::Deserialize<'de> for MetricStatus {
 /// kubernetes object (for example, hits-per-second on an Ingress object).
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ObjectMetricSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ObjectMetricSource {
     /// target is the described Kubernetes object.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub target: Option<crate::api::autoscaling::v1::CrossVersionObjectReference>,
     /// metricName is the name of the metric in question.
-    #[serde(rename = "metricName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// targetValue is the target value of the metric (as a quantity).
-    #[serde(rename = "targetValue", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub target_value: Option<::kapi_apimachinery::Quantity>,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric.
     /// When set, it is passed as an additional parameter to the metrics server for more specific metrics scoping
     /// When unset, just the metricName will be used to gather metrics.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// averageValue is the target value of the average of the
     /// metric across all relevant pods (as a quantity)
     /// +optional
-    #[serde(rename = "averageValue", skip_serializing_if = "Option::is_none")]
     pub average_value: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ObjectMetricSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("target"); ::kapi_apimachinery::go::opt_or_default(&self.target, w);
+        w.field("metricName"); ::kapi_apimachinery::go::opt_or_default(&self.metric_name, w);
+        w.field("targetValue"); ::kapi_apimachinery::go::opt_or_default(&self.target_value, w);
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        if !Option::is_none(&self.average_value) { w.field("averageValue"); ::kapi_apimachinery::write::WriteJson::write_json(&self.average_value, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ObjectMetricSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ObjectMetricSource {
@@ -791,28 +963,41 @@ impl<'de> ::serde::Deserialize<'de> for ObjectMetricSource {
 /// kubernetes object (for example, hits-per-second on an Ingress object).
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ObjectMetricStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ObjectMetricStatus {
     /// target is the described Kubernetes object.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub target: Option<crate::api::autoscaling::v1::CrossVersionObjectReference>,
     /// metricName is the name of the metric in question.
-    #[serde(rename = "metricName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// currentValue is the current value of the metric (as a quantity).
-    #[serde(rename = "currentValue", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_value: Option<::kapi_apimachinery::Quantity>,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric
     /// When set in the ObjectMetricSource, it is passed as an additional parameter to the metrics server for more specific metrics scoping.
     /// When unset, just the metricName will be used to gather metrics.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// averageValue is the current value of the average of the
     /// metric across all relevant pods (as a quantity)
     /// +optional
-    #[serde(rename = "averageValue", skip_serializing_if = "Option::is_none")]
     pub average_value: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ObjectMetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("target"); ::kapi_apimachinery::go::opt_or_default(&self.target, w);
+        w.field("metricName"); ::kapi_apimachinery::go::opt_or_default(&self.metric_name, w);
+        w.field("currentValue"); ::kapi_apimachinery::go::opt_or_default(&self.current_value, w);
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        if !Option::is_none(&self.average_value) { w.field("averageValue"); ::kapi_apimachinery::write::WriteJson::write_json(&self.average_value, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ObjectMetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ObjectMetricStatus {
@@ -855,21 +1040,34 @@ impl<'de> ::serde::Deserialize<'de> for ObjectMetricStatus {
 /// value.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.PodsMetricSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodsMetricSource {
     /// metricName is the name of the metric in question
-    #[serde(rename = "metricName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// targetAverageValue is the target value of the average of the
     /// metric across all relevant pods (as a quantity)
-    #[serde(rename = "targetAverageValue", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub target_average_value: Option<::kapi_apimachinery::Quantity>,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric
     /// When set, it is passed as an additional parameter to the metrics server for more specific metrics scoping
     /// When unset, just the metricName will be used to gather metrics.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodsMetricSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metricName"); ::kapi_apimachinery::go::opt_or_default(&self.metric_name, w);
+        w.field("targetAverageValue"); ::kapi_apimachinery::go::opt_or_default(&self.target_average_value, w);
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodsMetricSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodsMetricSource {
@@ -906,21 +1104,34 @@ impl<'de> ::serde::Deserialize<'de> for PodsMetricSource {
 /// the current scale target (for example, transactions-processed-per-second).
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.PodsMetricStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodsMetricStatus {
     /// metricName is the name of the metric in question
-    #[serde(rename = "metricName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// currentAverageValue is the current value of the average of the
     /// metric across all relevant pods (as a quantity)
-    #[serde(rename = "currentAverageValue", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_average_value: Option<::kapi_apimachinery::Quantity>,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric
     /// When set in the PodsMetricSource, it is passed as an additional parameter to the metrics server for more specific metrics scoping.
     /// When unset, just the metricName will be used to gather metrics.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodsMetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metricName"); ::kapi_apimachinery::go::opt_or_default(&self.metric_name, w);
+        w.field("currentAverageValue"); ::kapi_apimachinery::go::opt_or_default(&self.current_average_value, w);
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodsMetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodsMetricStatus {
@@ -962,23 +1173,36 @@ impl<'de> ::serde::Deserialize<'de> for PodsMetricStatus {
 /// should be set.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ResourceMetricSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceMetricSource {
     /// name is the name of the resource in question.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// targetAverageUtilization is the target value of the average of the
     /// resource metric across all relevant pods, represented as a percentage of
     /// the requested value of the resource for the pods.
     /// +optional
-    #[serde(rename = "targetAverageUtilization", skip_serializing_if = "Option::is_none")]
     pub target_average_utilization: Option<i32>,
     /// targetAverageValue is the target value of the average of the
     /// resource metric across all relevant pods, as a raw value (instead of as
     /// a percentage of the request), similar to the "pods" metric source type.
     /// +optional
-    #[serde(rename = "targetAverageValue", skip_serializing_if = "Option::is_none")]
     pub target_average_value: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceMetricSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        if !Option::is_none(&self.target_average_utilization) { w.field("targetAverageUtilization"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_average_utilization, w); }
+        if !Option::is_none(&self.target_average_value) { w.field("targetAverageValue"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_average_value, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceMetricSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceMetricSource {
@@ -1018,10 +1242,9 @@ impl<'de> ::serde::Deserialize<'de> for ResourceMetricSource {
 /// normal per-pod metrics using the "pods" source.
 ///
 /// Generated from proto `k8s.io.api.autoscaling.v1.ResourceMetricStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceMetricStatus {
     /// name is the name of the resource in question.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// currentAverageUtilization is the current value of the average of the
     /// resource metric across all relevant pods, represented as a percentage of
@@ -1029,14 +1252,28 @@ pub struct ResourceMetricStatus {
     /// present if `targetAverageValue` was set in the corresponding metric
     /// specification.
     /// +optional
-    #[serde(rename = "currentAverageUtilization", skip_serializing_if = "Option::is_none")]
     pub current_average_utilization: Option<i32>,
     /// currentAverageValue is the current value of the average of the
     /// resource metric across all relevant pods, as a raw value (instead of as
     /// a percentage of the request), similar to the "pods" metric source type.
     /// It will always be set, regardless of the corresponding metric specification.
-    #[serde(rename = "currentAverageValue", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_average_value: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceMetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        if !Option::is_none(&self.current_average_utilization) { w.field("currentAverageUtilization"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current_average_utilization, w); }
+        w.field("currentAverageValue"); ::kapi_apimachinery::go::opt_or_default(&self.current_average_value, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceMetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceMetricStatus {
@@ -1072,23 +1309,36 @@ impl<'de> ::serde::Deserialize<'de> for ResourceMetricStatus {
 /// Scale represents a scaling request for a resource.
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.Scale` (proto `k8s.io.api.autoscaling.v1.Scale`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Scale {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the behavior of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::autoscaling::v1::ScaleSpec>,
     /// status is the current status of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status. Read-only.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::autoscaling::v1::ScaleStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Scale {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Scale {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Scale {
@@ -1128,11 +1378,24 @@ impl<'de> ::serde::Deserialize<'de> for Scale {
 /// ScaleSpec describes the attributes of a scale subresource.
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.ScaleSpec` (proto `k8s.io.api.autoscaling.v1.ScaleSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScaleSpec {
     /// replicas is the desired number of instances for the scaled object.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub replicas: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ScaleSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.replicas) { w.field("replicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.replicas, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ScaleSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ScaleSpec {
@@ -1164,13 +1427,27 @@ impl<'de> ::serde::Deserialize<'de> for ScaleSpec {
 /// ScaleStatus represents the current status of a scale subresource.
 ///
 /// Generated from `io.k8s.api.autoscaling.v1.ScaleStatus` (proto `k8s.io.api.autoscaling.v1.ScaleStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScaleStatus {
     /// replicas is the actual number of observed instances of the scaled object.
     pub replicas: i32,
     /// selector is the label query over pods that should match the replicas count. This is same as the label selector but in the string format to avoid introspection by clients. The string will be in the same format as the query-param syntax. More info about label selectors: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub selector: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ScaleStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("replicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.replicas, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ScaleStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ScaleStatus {

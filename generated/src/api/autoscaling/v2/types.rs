@@ -3,7 +3,7 @@
 /// ContainerResourceMetricSource indicates how to scale on a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  The values will be averaged together before being compared to the target.  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.  Only one "target" type should be set.
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.ContainerResourceMetricSource` (proto `k8s.io.api.autoscaling.v2.ContainerResourceMetricSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerResourceMetricSource {
     /// name is the name of the resource in question.
     pub name: String,
@@ -11,6 +11,22 @@ pub struct ContainerResourceMetricSource {
     pub target: crate::api::autoscaling::v2::MetricTarget,
     /// container is the name of the container in the pods of the scaling target
     pub container: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerResourceMetricSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("target"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target, w);
+        w.field("container"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerResourceMetricSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerResourceMetricSource {
@@ -46,7 +62,7 @@ impl<'de> ::serde::Deserialize<'de> for ContainerResourceMetricSource {
 /// ContainerResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as specified in requests and limits, describing a single container in each pod in the current scale target (e.g. CPU or memory).  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.ContainerResourceMetricStatus` (proto `k8s.io.api.autoscaling.v2.ContainerResourceMetricStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerResourceMetricStatus {
     /// name is the name of the resource in question.
     pub name: String,
@@ -54,6 +70,22 @@ pub struct ContainerResourceMetricStatus {
     pub current: crate::api::autoscaling::v2::MetricValueStatus,
     /// container is the name of the container in the pods of the scaling target
     pub container: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerResourceMetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("current"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current, w);
+        w.field("container"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerResourceMetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerResourceMetricStatus {
@@ -89,15 +121,30 @@ impl<'de> ::serde::Deserialize<'de> for ContainerResourceMetricStatus {
 /// CrossVersionObjectReference contains enough information to let you identify the referred resource.
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.CrossVersionObjectReference` (proto `k8s.io.api.autoscaling.v2.CrossVersionObjectReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CrossVersionObjectReference {
     /// kind is the kind of the referent; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     pub kind: String,
     /// name is the name of the referent; More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
     pub name: String,
     /// apiVersion is the API version of the referent
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CrossVersionObjectReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w);
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CrossVersionObjectReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CrossVersionObjectReference {
@@ -133,12 +180,27 @@ impl<'de> ::serde::Deserialize<'de> for CrossVersionObjectReference {
 /// ExternalMetricSource indicates how to scale on a metric not associated with any Kubernetes object (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.ExternalMetricSource` (proto `k8s.io.api.autoscaling.v2.ExternalMetricSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExternalMetricSource {
     /// metric identifies the target metric by name and selector
     pub metric: crate::api::autoscaling::v2::MetricIdentifier,
     /// target specifies the target value for the given metric
     pub target: crate::api::autoscaling::v2::MetricTarget,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExternalMetricSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metric"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metric, w);
+        w.field("target"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExternalMetricSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExternalMetricSource {
@@ -172,12 +234,27 @@ impl<'de> ::serde::Deserialize<'de> for ExternalMetricSource {
 /// ExternalMetricStatus indicates the current value of a global metric not associated with any Kubernetes object.
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.ExternalMetricStatus` (proto `k8s.io.api.autoscaling.v2.ExternalMetricStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExternalMetricStatus {
     /// metric identifies the target metric by name and selector
     pub metric: crate::api::autoscaling::v2::MetricIdentifier,
     /// current contains the current value for the given metric
     pub current: crate::api::autoscaling::v2::MetricValueStatus,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExternalMetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metric"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metric, w);
+        w.field("current"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExternalMetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExternalMetricStatus {
@@ -211,15 +288,30 @@ impl<'de> ::serde::Deserialize<'de> for ExternalMetricStatus {
 /// HPAScalingPolicy is a single policy which must hold true for a specified past interval.
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.HPAScalingPolicy` (proto `k8s.io.api.autoscaling.v2.HPAScalingPolicy`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HPAScalingPolicy {
     /// type is used to specify the scaling policy.
     pub r#type: String,
     /// value contains the amount of change which is permitted by the policy. It must be greater than zero
     pub value: i32,
     /// periodSeconds specifies the window of time for which the policy should hold true. PeriodSeconds must be greater than zero and less than or equal to 1800 (30 min).
-    #[serde(rename = "periodSeconds")]
     pub period_seconds: i32,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HPAScalingPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w);
+        w.field("periodSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.period_seconds, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HPAScalingPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HPAScalingPolicy {
@@ -259,24 +351,37 @@ impl<'de> ::serde::Deserialize<'de> for HPAScalingPolicy {
 /// The tolerance is applied to the metric values and prevents scaling too eagerly for small metric variations. (Note that setting a tolerance requires the beta HPAConfigurableTolerance feature gate to be enabled.)
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.HPAScalingRules` (proto `k8s.io.api.autoscaling.v2.HPAScalingRules`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HPAScalingRules {
     /// stabilizationWindowSeconds is the number of seconds for which past recommendations should be considered while scaling up or scaling down. StabilizationWindowSeconds must be greater than or equal to zero and less than or equal to 3600 (one hour). If not set, use the default values: - For scale up: 0 (i.e. no stabilization is done). - For scale down: 300 (i.e. the stabilization window is 300 seconds long).
-    #[serde(rename = "stabilizationWindowSeconds", skip_serializing_if = "Option::is_none")]
     pub stabilization_window_seconds: Option<i32>,
     /// selectPolicy is used to specify which policy should be used. If not set, the default value Max is used.
-    #[serde(rename = "selectPolicy", skip_serializing_if = "Option::is_none")]
     pub select_policy: Option<String>,
     /// policies is a list of potential scaling polices which can be used during scaling. If not set, use the default values: - For scale up: allow doubling the number of pods, or an absolute change of 4 pods in a 15s window. - For scale down: allow all pods to be removed in a 15s window.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub policies: Vec<crate::api::autoscaling::v2::HPAScalingPolicy>,
     /// tolerance is the tolerance on the ratio between the current and desired metric value under which no updates are made to the desired number of replicas (e.g. 0.01 for 1%). Must be greater than or equal to zero. If not set, the default cluster-wide tolerance is applied (by default 10%).
     ///
     /// For example, if autoscaling is configured with a memory consumption target of 100Mi, and scale-down and scale-up tolerances of 5% and 1% respectively, scaling will be triggered when the actual consumption falls below 95Mi or exceeds 101Mi.
     ///
     /// This is an beta field and requires the HPAConfigurableTolerance feature gate to be enabled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tolerance: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HPAScalingRules {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.stabilization_window_seconds) { w.field("stabilizationWindowSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stabilization_window_seconds, w); }
+        if !Option::is_none(&self.select_policy) { w.field("selectPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.select_policy, w); }
+        if !Vec::is_empty(&self.policies) { w.field("policies"); ::kapi_apimachinery::write::WriteJson::write_json(&self.policies, w); }
+        if !Option::is_none(&self.tolerance) { w.field("tolerance"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tolerance, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HPAScalingRules {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HPAScalingRules {
@@ -314,22 +419,36 @@ impl<'de> ::serde::Deserialize<'de> for HPAScalingRules {
 /// HorizontalPodAutoscaler is the configuration for a horizontal pod autoscaler, which automatically manages the replica count of any resource implementing the scale subresource based on the metrics specified.
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler` (proto `k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscaler {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec is the specification for the behaviour of the autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
     pub spec: crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec,
     /// status is the current information about the autoscaler.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscaler {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscaler {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscaler {
@@ -369,17 +488,30 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscaler {
 /// HorizontalPodAutoscalerBehavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively).
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerBehavior` (proto `k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerBehavior`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerBehavior {
     /// scaleUp is scaling policy for scaling Up. If not set, the default value is the higher of:
     ///   * increase no more than 4 pods per 60 seconds
     ///   * double the number of pods per 60 seconds
     /// No stabilization is used.
-    #[serde(rename = "scaleUp", skip_serializing_if = "Option::is_none")]
     pub scale_up: Option<crate::api::autoscaling::v2::HPAScalingRules>,
     /// scaleDown is scaling policy for scaling Down. If not set, the default value is to allow to scale down to minReplicas pods, with a 300 second stabilization window (i.e., the highest recommendation for the last 300sec is used).
-    #[serde(rename = "scaleDown", skip_serializing_if = "Option::is_none")]
     pub scale_down: Option<crate::api::autoscaling::v2::HPAScalingRules>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscalerBehavior {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.scale_up) { w.field("scaleUp"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scale_up, w); }
+        if !Option::is_none(&self.scale_down) { w.field("scaleDown"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scale_down, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscalerBehavior {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerBehavior {
@@ -413,21 +545,36 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerBehavior {
 /// HorizontalPodAutoscalerCondition describes the state of a HorizontalPodAutoscaler at a certain point.
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition` (proto `k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerCondition {
     /// type describes the current condition
     pub r#type: String,
     /// status is the status of the condition (True, False, Unknown)
     pub status: String,
     /// lastTransitionTime is the last time the condition transitioned from one status to another
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// reason is the reason for the condition's last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// message is a human-readable explanation containing details about the transition
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscalerCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscalerCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerCondition {
@@ -467,20 +614,33 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerCondition {
 /// HorizontalPodAutoscalerList is a list of horizontal pod autoscaler objects.
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerList` (proto `k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata is the standard list metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of horizontal pod autoscaler objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::autoscaling::v2::HorizontalPodAutoscaler>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscalerList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscalerList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerList {
@@ -518,23 +678,36 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerList {
 /// HorizontalPodAutoscalerSpec describes the desired functionality of the HorizontalPodAutoscaler.
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec` (proto `k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerSpec {
     /// scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics should be collected, as well as to actually change the replica count.
-    #[serde(rename = "scaleTargetRef")]
     pub scale_target_ref: crate::api::autoscaling::v2::CrossVersionObjectReference,
     /// minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available.
-    #[serde(rename = "minReplicas", skip_serializing_if = "Option::is_none")]
     pub min_replicas: Option<i32>,
     /// maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. It cannot be less that minReplicas.
-    #[serde(rename = "maxReplicas")]
     pub max_replicas: i32,
     /// metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond. If not set, the default metric will be set to 80% average CPU utilization.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<crate::api::autoscaling::v2::MetricSpec>,
     /// behavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively). If not set, the default HPAScalingRules for scale up and scale down are used.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub behavior: Option<crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscalerSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("scaleTargetRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scale_target_ref, w);
+        if !Option::is_none(&self.min_replicas) { w.field("minReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_replicas, w); }
+        w.field("maxReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_replicas, w);
+        if !Vec::is_empty(&self.metrics) { w.field("metrics"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metrics, w); }
+        if !Option::is_none(&self.behavior) { w.field("behavior"); ::kapi_apimachinery::write::WriteJson::write_json(&self.behavior, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscalerSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerSpec {
@@ -574,26 +747,39 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerSpec {
 /// HorizontalPodAutoscalerStatus describes the current status of a horizontal pod autoscaler.
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus` (proto `k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HorizontalPodAutoscalerStatus {
     /// observedGeneration is the most recent generation observed by this autoscaler.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods, used by the autoscaler to control how often the number of pods is changed.
-    #[serde(rename = "lastScaleTime", skip_serializing_if = "Option::is_none")]
     pub last_scale_time: Option<::kapi_apimachinery::Time>,
     /// currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by the autoscaler.
-    #[serde(rename = "currentReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub current_replicas: Option<i32>,
     /// desiredReplicas is the desired number of replicas of pods managed by this autoscaler, as last calculated by the autoscaler.
-    #[serde(rename = "desiredReplicas")]
     pub desired_replicas: i32,
     /// currentMetrics is the last read state of the metrics used by this autoscaler.
-    #[serde(rename = "currentMetrics", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub current_metrics: Vec<crate::api::autoscaling::v2::MetricStatus>,
     /// conditions is the set of conditions required for this autoscaler to scale its target, and indicates whether or not those conditions are met.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::autoscaling::v2::HorizontalPodAutoscalerCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HorizontalPodAutoscalerStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        if !Option::is_none(&self.last_scale_time) { w.field("lastScaleTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.last_scale_time, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.current_replicas) { w.field("currentReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current_replicas, w); }
+        w.field("desiredReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.desired_replicas, w);
+        w.field("currentMetrics"); ::kapi_apimachinery::go::vec_or_null(&self.current_metrics, w);
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HorizontalPodAutoscalerStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerStatus {
@@ -635,13 +821,27 @@ impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerStatus {
 /// MetricIdentifier defines the name and optionally selector for a metric
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.MetricIdentifier` (proto `k8s.io.api.autoscaling.v2.MetricIdentifier`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricIdentifier {
     /// name is the name of the given metric
     pub name: String,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric When set, it is passed as an additional parameter to the metrics server for more specific metrics scoping. When unset, just the metricName will be used to gather metrics.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MetricIdentifier {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MetricIdentifier {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MetricIdentifier {
@@ -675,25 +875,39 @@ impl<'de> ::serde::Deserialize<'de> for MetricIdentifier {
 /// MetricSpec specifies how to scale based on a single metric (only `type` and one other matching field should be set at once).
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.MetricSpec` (proto `k8s.io.api.autoscaling.v2.MetricSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricSpec {
     /// type is the type of metric source.  It should be one of "ContainerResource", "External", "Object", "Pods" or "Resource", each mapping to a matching field in the object.
     pub r#type: String,
     /// object refers to a metric describing a single kubernetes object (for example, hits-per-second on an Ingress object).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub object: Option<crate::api::autoscaling::v2::ObjectMetricSource>,
     /// pods refers to a metric describing each pod in the current scale target (for example, transactions-processed-per-second).  The values will be averaged together before being compared to the target value.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pods: Option<crate::api::autoscaling::v2::PodsMetricSource>,
     /// resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::api::autoscaling::v2::ResourceMetricSource>,
     /// containerResource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod of the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
-    #[serde(rename = "containerResource", skip_serializing_if = "Option::is_none")]
     pub container_resource: Option<crate::api::autoscaling::v2::ContainerResourceMetricSource>,
     /// external refers to a global metric that is not associated with any Kubernetes object. It allows autoscaling based on information coming from components running outside of cluster (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<crate::api::autoscaling::v2::ExternalMetricSource>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MetricSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        if !Option::is_none(&self.object) { w.field("object"); ::kapi_apimachinery::write::WriteJson::write_json(&self.object, w); }
+        if !Option::is_none(&self.pods) { w.field("pods"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pods, w); }
+        if !Option::is_none(&self.resource) { w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w); }
+        if !Option::is_none(&self.container_resource) { w.field("containerResource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container_resource, w); }
+        if !Option::is_none(&self.external) { w.field("external"); ::kapi_apimachinery::write::WriteJson::write_json(&self.external, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MetricSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MetricSpec {
@@ -735,25 +949,39 @@ impl<'de> ::serde::Deserialize<'de> for MetricSpec {
 /// MetricStatus describes the last-read state of a single metric.
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.MetricStatus` (proto `k8s.io.api.autoscaling.v2.MetricStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricStatus {
     /// type is the type of metric source.  It will be one of "ContainerResource", "External", "Object", "Pods" or "Resource", each corresponds to a matching field in the object.
     pub r#type: String,
     /// object refers to a metric describing a single kubernetes object (for example, hits-per-second on an Ingress object).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub object: Option<crate::api::autoscaling::v2::ObjectMetricStatus>,
     /// pods refers to a metric describing each pod in the current scale target (for example, transactions-processed-per-second).  The values will be averaged together before being compared to the target value.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pods: Option<crate::api::autoscaling::v2::PodsMetricStatus>,
     /// resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::api::autoscaling::v2::ResourceMetricStatus>,
     /// container resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
-    #[serde(rename = "containerResource", skip_serializing_if = "Option::is_none")]
     pub container_resource: Option<crate::api::autoscaling::v2::ContainerResourceMetricStatus>,
     /// external refers to a global metric that is not associated with any Kubernetes object. It allows autoscaling based on information coming from components running outside of cluster (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<crate::api::autoscaling::v2::ExternalMetricStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        if !Option::is_none(&self.object) { w.field("object"); ::kapi_apimachinery::write::WriteJson::write_json(&self.object, w); }
+        if !Option::is_none(&self.pods) { w.field("pods"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pods, w); }
+        if !Option::is_none(&self.resource) { w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w); }
+        if !Option::is_none(&self.container_resource) { w.field("containerResource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container_resource, w); }
+        if !Option::is_none(&self.external) { w.field("external"); ::kapi_apimachinery::write::WriteJson::write_json(&self.external, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MetricStatus {
@@ -795,19 +1023,33 @@ impl<'de> ::serde::Deserialize<'de> for MetricStatus {
 /// MetricTarget defines the target value, average value, or average utilization of a specific metric
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.MetricTarget` (proto `k8s.io.api.autoscaling.v2.MetricTarget`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricTarget {
     /// type represents whether the metric type is Utilization, Value, or AverageValue
     pub r#type: String,
     /// value is the target value of the metric (as a quantity).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<::kapi_apimachinery::Quantity>,
     /// averageValue is the target value of the average of the metric across all relevant pods (as a quantity)
-    #[serde(rename = "averageValue", skip_serializing_if = "Option::is_none")]
     pub average_value: Option<::kapi_apimachinery::Quantity>,
     /// averageUtilization is the target value of the average of the resource metric across all relevant pods, represented as a percentage of the requested value of the resource for the pods. Currently only valid for Resource metric source type
-    #[serde(rename = "averageUtilization", skip_serializing_if = "Option::is_none")]
     pub average_utilization: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MetricTarget {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        if !Option::is_none(&self.value) { w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w); }
+        if !Option::is_none(&self.average_value) { w.field("averageValue"); ::kapi_apimachinery::write::WriteJson::write_json(&self.average_value, w); }
+        if !Option::is_none(&self.average_utilization) { w.field("averageUtilization"); ::kapi_apimachinery::write::WriteJson::write_json(&self.average_utilization, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MetricTarget {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MetricTarget {
@@ -845,17 +1087,30 @@ impl<'de> ::serde::Deserialize<'de> for MetricTarget {
 /// MetricValueStatus holds the current value for a metric
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.MetricValueStatus` (proto `k8s.io.api.autoscaling.v2.MetricValueStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricValueStatus {
     /// value is the current value of the metric (as a quantity).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<::kapi_apimachinery::Quantity>,
     /// averageValue is the current value of the average of the metric across all relevant pods (as a quantity)
-    #[serde(rename = "averageValue", skip_serializing_if = "Option::is_none")]
     pub average_value: Option<::kapi_apimachinery::Quantity>,
     /// currentAverageUtilization is the current value of the average of the resource metric across all relevant pods, represented as a percentage of the requested value of the resource for the pods.
-    #[serde(rename = "averageUtilization", skip_serializing_if = "Option::is_none")]
     pub average_utilization: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for MetricValueStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.value) { w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w); }
+        if !Option::is_none(&self.average_value) { w.field("averageValue"); ::kapi_apimachinery::write::WriteJson::write_json(&self.average_value, w); }
+        if !Option::is_none(&self.average_utilization) { w.field("averageUtilization"); ::kapi_apimachinery::write::WriteJson::write_json(&self.average_utilization, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for MetricValueStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for MetricValueStatus {
@@ -891,15 +1146,30 @@ impl<'de> ::serde::Deserialize<'de> for MetricValueStatus {
 /// ObjectMetricSource indicates how to scale on a metric describing a kubernetes object (for example, hits-per-second on an Ingress object).
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.ObjectMetricSource` (proto `k8s.io.api.autoscaling.v2.ObjectMetricSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ObjectMetricSource {
     /// describedObject specifies the descriptions of a object,such as kind,name apiVersion
-    #[serde(rename = "describedObject")]
     pub described_object: crate::api::autoscaling::v2::CrossVersionObjectReference,
     /// target specifies the target value for the given metric
     pub target: crate::api::autoscaling::v2::MetricTarget,
     /// metric identifies the target metric by name and selector
     pub metric: crate::api::autoscaling::v2::MetricIdentifier,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ObjectMetricSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("describedObject"); ::kapi_apimachinery::write::WriteJson::write_json(&self.described_object, w);
+        w.field("target"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target, w);
+        w.field("metric"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metric, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ObjectMetricSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ObjectMetricSource {
@@ -935,15 +1205,30 @@ impl<'de> ::serde::Deserialize<'de> for ObjectMetricSource {
 /// ObjectMetricStatus indicates the current value of a metric describing a kubernetes object (for example, hits-per-second on an Ingress object).
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.ObjectMetricStatus` (proto `k8s.io.api.autoscaling.v2.ObjectMetricStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ObjectMetricStatus {
     /// metric identifies the target metric by name and selector
     pub metric: crate::api::autoscaling::v2::MetricIdentifier,
     /// current contains the current value for the given metric
     pub current: crate::api::autoscaling::v2::MetricValueStatus,
     /// DescribedObject specifies the descriptions of a object,such as kind,name apiVersion
-    #[serde(rename = "describedObject")]
     pub described_object: crate::api::autoscaling::v2::CrossVersionObjectReference,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ObjectMetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metric"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metric, w);
+        w.field("current"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current, w);
+        w.field("describedObject"); ::kapi_apimachinery::write::WriteJson::write_json(&self.described_object, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ObjectMetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ObjectMetricStatus {
@@ -979,12 +1264,27 @@ impl<'de> ::serde::Deserialize<'de> for ObjectMetricStatus {
 /// PodsMetricSource indicates how to scale on a metric describing each pod in the current scale target (for example, transactions-processed-per-second). The values will be averaged together before being compared to the target value.
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.PodsMetricSource` (proto `k8s.io.api.autoscaling.v2.PodsMetricSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodsMetricSource {
     /// metric identifies the target metric by name and selector
     pub metric: crate::api::autoscaling::v2::MetricIdentifier,
     /// target specifies the target value for the given metric
     pub target: crate::api::autoscaling::v2::MetricTarget,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodsMetricSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metric"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metric, w);
+        w.field("target"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodsMetricSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodsMetricSource {
@@ -1018,12 +1318,27 @@ impl<'de> ::serde::Deserialize<'de> for PodsMetricSource {
 /// PodsMetricStatus indicates the current value of a metric describing each pod in the current scale target (for example, transactions-processed-per-second).
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.PodsMetricStatus` (proto `k8s.io.api.autoscaling.v2.PodsMetricStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodsMetricStatus {
     /// metric identifies the target metric by name and selector
     pub metric: crate::api::autoscaling::v2::MetricIdentifier,
     /// current contains the current value for the given metric
     pub current: crate::api::autoscaling::v2::MetricValueStatus,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodsMetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metric"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metric, w);
+        w.field("current"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodsMetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodsMetricStatus {
@@ -1057,12 +1372,27 @@ impl<'de> ::serde::Deserialize<'de> for PodsMetricStatus {
 /// ResourceMetricSource indicates how to scale on a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  The values will be averaged together before being compared to the target.  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.  Only one "target" type should be set.
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.ResourceMetricSource` (proto `k8s.io.api.autoscaling.v2.ResourceMetricSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceMetricSource {
     /// name is the name of the resource in question.
     pub name: String,
     /// target specifies the target value for the given metric
     pub target: crate::api::autoscaling::v2::MetricTarget,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceMetricSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("target"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceMetricSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceMetricSource {
@@ -1096,12 +1426,27 @@ impl<'de> ::serde::Deserialize<'de> for ResourceMetricSource {
 /// ResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
 ///
 /// Generated from `io.k8s.api.autoscaling.v2.ResourceMetricStatus` (proto `k8s.io.api.autoscaling.v2.ResourceMetricStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceMetricStatus {
     /// name is the name of the resource in question.
     pub name: String,
     /// current contains the current value for the given metric
     pub current: crate::api::autoscaling::v2::MetricValueStatus,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceMetricStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("current"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceMetricStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceMetricStatus {

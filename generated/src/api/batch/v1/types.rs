@@ -3,22 +3,36 @@
 /// CronJob represents the configuration of a single cron job.
 ///
 /// Generated from `io.k8s.api.batch.v1.CronJob` (proto `k8s.io.api.batch.v1.CronJob`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CronJob {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of a cron job, including the schedule. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub spec: crate::api::batch::v1::CronJobSpec,
     /// Current status of a cron job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::batch::v1::CronJobStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CronJob {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CronJob {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CronJob {
@@ -58,20 +72,33 @@ impl<'de> ::serde::Deserialize<'de> for CronJob {
 /// CronJobList is a collection of cron jobs.
 ///
 /// Generated from `io.k8s.api.batch.v1.CronJobList` (proto `k8s.io.api.batch.v1.CronJobList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CronJobList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of CronJobs.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::batch::v1::CronJob>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CronJobList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CronJobList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CronJobList {
@@ -109,33 +136,47 @@ impl<'de> ::serde::Deserialize<'de> for CronJobList {
 /// CronJobSpec describes how the job execution will look like and when it will actually run.
 ///
 /// Generated from `io.k8s.api.batch.v1.CronJobSpec` (proto `k8s.io.api.batch.v1.CronJobSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CronJobSpec {
     /// The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.
     pub schedule: String,
     /// The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones
-    #[serde(rename = "timeZone", skip_serializing_if = "Option::is_none")]
     pub time_zone: Option<String>,
     /// Optional deadline in seconds for starting the job if it misses scheduled time for any reason.  Missed jobs executions will be counted as failed ones.
-    #[serde(rename = "startingDeadlineSeconds", skip_serializing_if = "Option::is_none")]
     pub starting_deadline_seconds: Option<i64>,
     /// Specifies how to treat concurrent executions of a Job. Valid values are:
     ///
     /// - "Allow" (default): allows CronJobs to run concurrently; - "Forbid": forbids concurrent runs, skipping next run if previous run hasn't finished yet; - "Replace": cancels currently running job and replaces it with a new one
-    #[serde(rename = "concurrencyPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub concurrency_policy: Option<String>,
     /// This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub suspend: Option<bool>,
     /// Specifies the job that will be created when executing a CronJob.
-    #[serde(rename = "jobTemplate")]
     pub job_template: crate::api::batch::v1::JobTemplateSpec,
     /// The number of successful finished jobs to retain. Value must be non-negative integer. Defaults to 3.
-    #[serde(rename = "successfulJobsHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub successful_jobs_history_limit: Option<i32>,
     /// The number of failed finished jobs to retain. Value must be non-negative integer. Defaults to 1.
-    #[serde(rename = "failedJobsHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub failed_jobs_history_limit: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CronJobSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("schedule"); ::kapi_apimachinery::write::WriteJson::write_json(&self.schedule, w);
+        if !Option::is_none(&self.time_zone) { w.field("timeZone"); ::kapi_apimachinery::write::WriteJson::write_json(&self.time_zone, w); }
+        if !Option::is_none(&self.starting_deadline_seconds) { w.field("startingDeadlineSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.starting_deadline_seconds, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.concurrency_policy) { w.field("concurrencyPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.concurrency_policy, w); }
+        if !Option::is_none(&self.suspend) { w.field("suspend"); ::kapi_apimachinery::write::WriteJson::write_json(&self.suspend, w); }
+        w.field("jobTemplate"); ::kapi_apimachinery::write::WriteJson::write_json(&self.job_template, w);
+        if !Option::is_none(&self.successful_jobs_history_limit) { w.field("successfulJobsHistoryLimit"); ::kapi_apimachinery::write::WriteJson::write_json(&self.successful_jobs_history_limit, w); }
+        if !Option::is_none(&self.failed_jobs_history_limit) { w.field("failedJobsHistoryLimit"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failed_jobs_history_limit, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CronJobSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CronJobSpec {
@@ -181,17 +222,30 @@ impl<'de> ::serde::Deserialize<'de> for CronJobSpec {
 /// CronJobStatus represents the current state of a cron job.
 ///
 /// Generated from `io.k8s.api.batch.v1.CronJobStatus` (proto `k8s.io.api.batch.v1.CronJobStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CronJobStatus {
     /// A list of pointers to currently running jobs.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub active: Vec<crate::api::core::v1::ObjectReference>,
     /// Information when was the last time the job was successfully scheduled.
-    #[serde(rename = "lastScheduleTime", skip_serializing_if = "Option::is_none")]
     pub last_schedule_time: Option<::kapi_apimachinery::Time>,
     /// Information when was the last time the job successfully completed.
-    #[serde(rename = "lastSuccessfulTime", skip_serializing_if = "Option::is_none")]
     pub last_successful_time: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CronJobStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.active) { w.field("active"); ::kapi_apimachinery::write::WriteJson::write_json(&self.active, w); }
+        if !Option::is_none(&self.last_schedule_time) { w.field("lastScheduleTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.last_schedule_time, w); }
+        if !Option::is_none(&self.last_successful_time) { w.field("lastSuccessfulTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.last_successful_time, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CronJobStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CronJobStatus {
@@ -227,23 +281,36 @@ impl<'de> ::serde::Deserialize<'de> for CronJobStatus {
 /// Job represents the configuration of a single job.
 ///
 /// Generated from `io.k8s.api.batch.v1.Job` (proto `k8s.io.api.batch.v1.Job`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Job {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::batch::v1::JobSpec>,
     /// Current status of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::batch::v1::JobStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Job {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Job {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Job {
@@ -283,24 +350,39 @@ impl<'de> ::serde::Deserialize<'de> for Job {
 /// JobCondition describes current state of a job.
 ///
 /// Generated from `io.k8s.api.batch.v1.JobCondition` (proto `k8s.io.api.batch.v1.JobCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobCondition {
     /// Type of job condition, Complete or Failed.
     pub r#type: String,
     /// Status of the condition, one of True, False, Unknown.
     pub status: String,
     /// Last time the condition was checked.
-    #[serde(rename = "lastProbeTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_probe_time: Option<::kapi_apimachinery::Time>,
     /// Last time the condition transit from one status to another.
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// (brief) reason for the condition's last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Human readable message indicating details about last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for JobCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w);
+        w.field("lastProbeTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_probe_time, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for JobCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for JobCondition {
@@ -342,20 +424,33 @@ impl<'de> ::serde::Deserialize<'de> for JobCondition {
 /// JobList is a collection of jobs.
 ///
 /// Generated from `io.k8s.api.batch.v1.JobList` (proto `k8s.io.api.batch.v1.JobList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of Jobs.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::batch::v1::Job>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for JobList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for JobList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for JobList {
@@ -393,42 +488,31 @@ impl<'de> ::serde::Deserialize<'de> for JobList {
 /// JobSpec describes how the job execution will look like.
 ///
 /// Generated from `io.k8s.api.batch.v1.JobSpec` (proto `k8s.io.api.batch.v1.JobSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobSpec {
     /// Specifies the maximum desired number of pods the job should run at any given time. The actual number of pods running in steady state will be less than this number when ((.spec.completions - .status.successful) < .spec.parallelism), i.e. when the work left to do is less than max parallelism. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub parallelism: Option<i32>,
     /// Specifies the desired number of successfully finished pods the job should be run with.  Setting to null means that the success of any pod signals the success of all pods, and allows parallelism to have any positive value.  Setting to 1 means that parallelism is limited to 1 and the success of that pod signals the success of the job. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub completions: Option<i32>,
     /// Specifies the duration in seconds relative to the startTime that the job may be continuously active before the system tries to terminate it; value must be positive integer. If a Job is suspended (at creation or through an update), this timer will effectively be stopped and reset when the Job is resumed again.
-    #[serde(rename = "activeDeadlineSeconds", skip_serializing_if = "Option::is_none")]
     pub active_deadline_seconds: Option<i64>,
     /// Specifies the policy of handling failed pods. In particular, it allows to specify the set of actions and conditions which need to be satisfied to take the associated action. If empty, the default behaviour applies - the counter of failed pods, represented by the jobs's .status.failed field, is incremented and it is checked against the backoffLimit. This field cannot be used in combination with restartPolicy=OnFailure.
-    #[serde(rename = "podFailurePolicy", skip_serializing_if = "Option::is_none")]
     pub pod_failure_policy: Option<crate::api::batch::v1::PodFailurePolicy>,
     /// successPolicy specifies the policy when the Job can be declared as succeeded. If empty, the default behavior applies - the Job is declared as succeeded only when the number of succeeded pods equals to the completions. When the field is specified, it must be immutable and works only for the Indexed Jobs. Once the Job meets the SuccessPolicy, the lingering pods are terminated.
-    #[serde(rename = "successPolicy", skip_serializing_if = "Option::is_none")]
     pub success_policy: Option<crate::api::batch::v1::SuccessPolicy>,
     /// Specifies the number of retries before marking this job failed. Defaults to 6, unless backoffLimitPerIndex (only Indexed Job) is specified. When backoffLimitPerIndex is specified, backoffLimit defaults to 2147483647.
-    #[serde(rename = "backoffLimit", skip_serializing_if = "Option::is_none")]
     pub backoff_limit: Option<i32>,
     /// Specifies the limit for the number of retries within an index before marking this index as failed. When enabled the number of failures per index is kept in the pod's batch.kubernetes.io/job-index-failure-count annotation. It can only be set when Job's completionMode=Indexed, and the Pod's restart policy is Never. The field is immutable.
-    #[serde(rename = "backoffLimitPerIndex", skip_serializing_if = "Option::is_none")]
     pub backoff_limit_per_index: Option<i32>,
     /// Specifies the maximal number of failed indexes before marking the Job as failed, when backoffLimitPerIndex is set. Once the number of failed indexes exceeds this number the entire Job is marked as Failed and its execution is terminated. When left as null the job continues execution of all of its indexes and is marked with the `Complete` Job condition. It can only be specified when backoffLimitPerIndex is set. It can be null or up to completions. It is required and must be less than or equal to 10^4 when is completions greater than 10^5.
-    #[serde(rename = "maxFailedIndexes", skip_serializing_if = "Option::is_none")]
     pub max_failed_indexes: Option<i32>,
     /// A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// manualSelector controls generation of pod labels and pod selectors. Leave `manualSelector` unset unless you are certain what you are doing. When false or unset, the system pick labels unique to this job and appends those labels to the pod template.  When true, the user is responsible for picking unique labels and specifying the selector.  Failure to pick a unique label may cause this and other jobs to not function correctly.  However, You may see `manualSelector=true` in jobs that were created with the old `extensions/v1beta1` API. More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/#specifying-your-own-pod-selector
-    #[serde(rename = "manualSelector", skip_serializing_if = "Option::is_none")]
     pub manual_selector: Option<bool>,
     /// Describes the pod that will be created when executing a job. The only allowed template.spec.restartPolicy values are "Never" or "OnFailure". More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
     pub template: crate::api::core::v1::PodTemplateSpec,
     /// ttlSecondsAfterFinished limits the lifetime of a Job that has finished execution (either Complete or Failed). If this field is set, ttlSecondsAfterFinished after the Job finishes, it is eligible to be automatically deleted. When the Job is being deleted, its lifecycle guarantees (e.g. finalizers) will be honored. If this field is unset, the Job won't be automatically deleted. If this field is set to zero, the Job becomes eligible to be deleted immediately after it finishes.
-    #[serde(rename = "ttlSecondsAfterFinished", skip_serializing_if = "Option::is_none")]
     pub ttl_seconds_after_finished: Option<i32>,
     /// completionMode specifies how Pod completions are tracked. It can be `NonIndexed` (default) or `Indexed`.
     ///
@@ -437,10 +521,8 @@ pub struct JobSpec {
     /// `Indexed` means that the Pods of a Job get an associated completion index from 0 to (.spec.completions - 1), available in the annotation batch.kubernetes.io/job-completion-index. The Job is considered complete when there is one successfully completed Pod for each index. When value is `Indexed`, .spec.completions must be specified and `.spec.parallelism` must be less than or equal to 10^5. In addition, The Pod name takes the form `$(job-name)-$(index)-$(random-string)`, the Pod hostname takes the form `$(job-name)-$(index)`.
     ///
     /// More completion modes can be added in the future. If the Job controller observes a mode that it doesn't recognize, which is possible during upgrades due to version skew, the controller skips updates for the Job.
-    #[serde(rename = "completionMode", skip_serializing_if = "Option::is_none")]
     pub completion_mode: Option<String>,
     /// suspend specifies whether the Job controller should create Pods or not. If a Job is created with suspend set to true, no Pods are created by the Job controller. If a Job is suspended after creation (i.e. the flag goes from false to true), the Job controller will delete all active Pods associated with this Job. Users must design their workload to gracefully handle this. Suspending a Job will reset the StartTime field of the Job, effectively resetting the ActiveDeadlineSeconds timer too. Defaults to false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub suspend: Option<bool>,
     /// podReplacementPolicy specifies when to create replacement Pods. Possible values are: - TerminatingOrFailed means that we recreate pods
     ///   when they are terminating (has a metadata.deletionTimestamp) or failed.
@@ -448,11 +530,38 @@ pub struct JobSpec {
     ///   Failed or Succeeded) before creating a replacement Pod.
     ///
     /// When using podFailurePolicy, Failed is the the only allowed value. TerminatingOrFailed and Failed are allowed values when podFailurePolicy is not in use.
-    #[serde(rename = "podReplacementPolicy", skip_serializing_if = "Option::is_none")]
     pub pod_replacement_policy: Option<String>,
     /// ManagedBy field indicates the controller that manages a Job. The k8s Job controller reconciles jobs which don't have this field at all or the field value is the reserved string `kubernetes.io/job-controller`, but skips reconciling Jobs with a custom value for this field. The value must be a valid domain-prefixed path (e.g. acme.io/foo) - all characters before the first "/" must be a valid subdomain as defined by RFC 1123. All characters trailing the first "/" must be valid HTTP Path characters as defined by RFC 3986. The value cannot exceed 63 characters. This field is immutable.
-    #[serde(rename = "managedBy", skip_serializing_if = "Option::is_none")]
     pub managed_by: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for JobSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.parallelism) { w.field("parallelism"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parallelism, w); }
+        if !Option::is_none(&self.completions) { w.field("completions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.completions, w); }
+        if !Option::is_none(&self.active_deadline_seconds) { w.field("activeDeadlineSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.active_deadline_seconds, w); }
+        if !Option::is_none(&self.pod_failure_policy) { w.field("podFailurePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_failure_policy, w); }
+        if !Option::is_none(&self.success_policy) { w.field("successPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.success_policy, w); }
+        if !Option::is_none(&self.backoff_limit) { w.field("backoffLimit"); ::kapi_apimachinery::write::WriteJson::write_json(&self.backoff_limit, w); }
+        if !Option::is_none(&self.backoff_limit_per_index) { w.field("backoffLimitPerIndex"); ::kapi_apimachinery::write::WriteJson::write_json(&self.backoff_limit_per_index, w); }
+        if !Option::is_none(&self.max_failed_indexes) { w.field("maxFailedIndexes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_failed_indexes, w); }
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        if !Option::is_none(&self.manual_selector) { w.field("manualSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.manual_selector, w); }
+        w.field("template"); ::kapi_apimachinery::write::WriteJson::write_json(&self.template, w);
+        if !Option::is_none(&self.ttl_seconds_after_finished) { w.field("ttlSecondsAfterFinished"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ttl_seconds_after_finished, w); }
+        if !Option::is_none(&self.completion_mode) { w.field("completionMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.completion_mode, w); }
+        if !Option::is_none(&self.suspend) { w.field("suspend"); ::kapi_apimachinery::write::WriteJson::write_json(&self.suspend, w); }
+        if !Option::is_none(&self.pod_replacement_policy) { w.field("podReplacementPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_replacement_policy, w); }
+        if !Option::is_none(&self.managed_by) { w.field("managedBy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.managed_by, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for JobSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for JobSpec {
@@ -514,42 +623,33 @@ impl<'de> ::serde::Deserialize<'de> for JobSpec {
 /// JobStatus represents the current state of a Job.
 ///
 /// Generated from `io.k8s.api.batch.v1.JobStatus` (proto `k8s.io.api.batch.v1.JobStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobStatus {
     /// The latest available observations of an object's current state. When a Job fails, one of the conditions will have type "Failed" and status true. When a Job is suspended, one of the conditions will have type "Suspended" and status true; when the Job is resumed, the status of this condition will become false. When a Job is completed, one of the conditions will have type "Complete" and status true.
     ///
     /// A job is considered finished when it is in a terminal condition, either "Complete" or "Failed". A Job cannot have both the "Complete" and "Failed" conditions. Additionally, it cannot be in the "Complete" and "FailureTarget" conditions. The "Complete", "Failed" and "FailureTarget" conditions cannot be disabled.
     ///
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::batch::v1::JobCondition>,
     /// Represents time when the job controller started processing a job. When a Job is created in the suspended state, this field is not set until the first time it is resumed. This field is reset every time a Job is resumed from suspension. It is represented in RFC3339 form and is in UTC.
     ///
     /// Once set, the field can only be removed when the job is suspended. The field cannot be modified while the job is unsuspended or finished.
-    #[serde(rename = "startTime", skip_serializing_if = "Option::is_none")]
     pub start_time: Option<::kapi_apimachinery::Time>,
     /// Represents time when the job was completed. It is not guaranteed to be set in happens-before order across separate operations. It is represented in RFC3339 form and is in UTC. The completion time is set when the job finishes successfully, and only then. The value cannot be updated or removed. The value indicates the same or later point in time as the startTime field.
-    #[serde(rename = "completionTime", skip_serializing_if = "Option::is_none")]
     pub completion_time: Option<::kapi_apimachinery::Time>,
     /// The number of pending and running pods which are not terminating (without a deletionTimestamp). The value is zero for finished jobs.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub active: Option<i32>,
     /// The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub succeeded: Option<i32>,
     /// The number of pods which reached phase Failed. The value increases monotonically.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub failed: Option<i32>,
     /// The number of pods which are terminating (in phase Pending or Running and have a deletionTimestamp).
     ///
     /// This field is beta-level. The job controller populates the field when the feature gate JobPodReplacementPolicy is enabled (enabled by default).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub terminating: Option<i32>,
     /// completedIndexes holds the completed indexes when .spec.completionMode = "Indexed" in a text format. The indexes are represented as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as "1,3-5,7".
-    #[serde(rename = "completedIndexes", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub completed_indexes: Option<String>,
     /// FailedIndexes holds the failed indexes when spec.backoffLimitPerIndex is set. The indexes are represented in the text format analogous as for the `completedIndexes` field, ie. they are kept as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the failed indexes are 1, 3, 4, 5 and 7, they are represented as "1,3-5,7". The set of failed indexes cannot overlap with the set of completed indexes.
-    #[serde(rename = "failedIndexes", skip_serializing_if = "Option::is_none")]
     pub failed_indexes: Option<String>,
     /// uncountedTerminatedPods holds the UIDs of Pods that have terminated but the job controller hasn't yet accounted for in the status counters.
     ///
@@ -559,11 +659,33 @@ pub struct JobStatus {
     ///     counter.
     ///
     /// Old jobs might not be tracked using this field, in which case the field remains null. The structure is empty for finished jobs.
-    #[serde(rename = "uncountedTerminatedPods", skip_serializing_if = "Option::is_none")]
     pub uncounted_terminated_pods: Option<crate::api::batch::v1::UncountedTerminatedPods>,
     /// The number of active pods which have a Ready condition and are not terminating (without a deletionTimestamp).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for JobStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !Option::is_none(&self.start_time) { w.field("startTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.start_time, w); }
+        if !Option::is_none(&self.completion_time) { w.field("completionTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.completion_time, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.active) { w.field("active"); ::kapi_apimachinery::write::WriteJson::write_json(&self.active, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.succeeded) { w.field("succeeded"); ::kapi_apimachinery::write::WriteJson::write_json(&self.succeeded, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.failed) { w.field("failed"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failed, w); }
+        if !Option::is_none(&self.terminating) { w.field("terminating"); ::kapi_apimachinery::write::WriteJson::write_json(&self.terminating, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.completed_indexes) { w.field("completedIndexes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.completed_indexes, w); }
+        if !Option::is_none(&self.failed_indexes) { w.field("failedIndexes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failed_indexes, w); }
+        if !Option::is_none(&self.uncounted_terminated_pods) { w.field("uncountedTerminatedPods"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uncounted_terminated_pods, w); }
+        if !Option::is_none(&self.ready) { w.field("ready"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ready, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for JobStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for JobStatus {
@@ -615,14 +737,27 @@ impl<'de> ::serde::Deserialize<'de> for JobStatus {
 /// JobTemplateSpec describes the data a Job should have when created from a template
 ///
 /// Generated from `io.k8s.api.batch.v1.JobTemplateSpec` (proto `k8s.io.api.batch.v1.JobTemplateSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobTemplateSpec {
     /// Standard object's metadata of the jobs created from this template. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of the job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::batch::v1::JobSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for JobTemplateSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for JobTemplateSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for JobTemplateSpec {
@@ -656,11 +791,24 @@ impl<'de> ::serde::Deserialize<'de> for JobTemplateSpec {
 /// PodFailurePolicy describes how failed pods influence the backoffLimit.
 ///
 /// Generated from `io.k8s.api.batch.v1.PodFailurePolicy` (proto `k8s.io.api.batch.v1.PodFailurePolicy`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodFailurePolicy {
     /// A list of pod failure policy rules. The rules are evaluated in order. Once a rule matches a Pod failure, the remaining of the rules are ignored. When no rule matches the Pod failure, the default handling applies - the counter of pod failures is incremented and it is checked against the backoffLimit. At most 20 elements are allowed.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub rules: Vec<crate::api::batch::v1::PodFailurePolicyRule>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodFailurePolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("rules"); ::kapi_apimachinery::go::vec_or_null(&self.rules, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodFailurePolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodFailurePolicy {
@@ -692,10 +840,9 @@ impl<'de> ::serde::Deserialize<'de> for PodFailurePolicy {
 /// PodFailurePolicyOnExitCodesRequirement describes the requirement for handling a failed pod based on its container exit codes. In particular, it lookups the .state.terminated.exitCode for each app container and init container status, represented by the .status.containerStatuses and .status.initContainerStatuses fields in the Pod status, respectively. Containers completed with success (exit code 0) are excluded from the requirement check.
 ///
 /// Generated from `io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement` (proto `k8s.io.api.batch.v1.PodFailurePolicyOnExitCodesRequirement`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodFailurePolicyOnExitCodesRequirement {
     /// Restricts the check for exit codes to the container with the specified name. When null, the rule applies to all containers. When specified, it should match one the container or initContainer names in the pod template.
-    #[serde(rename = "containerName", skip_serializing_if = "Option::is_none")]
     pub container_name: Option<String>,
     /// Represents the relationship between the container exit code(s) and the specified values. Containers completed with success (exit code 0) are excluded from the requirement check. Possible values are:
     ///
@@ -708,8 +855,23 @@ pub struct PodFailurePolicyOnExitCodesRequirement {
     /// Additional values are considered to be added in the future. Clients should react to an unknown operator by assuming the requirement is not satisfied.
     pub operator: String,
     /// Specifies the set of values. Each returned container exit code (might be multiple in case of multiple containers) is checked against this set of values with respect to the operator. The list of values must be ordered and must not contain duplicates. Value '0' cannot be used for the In operator. At least one element is required. At most 255 elements are allowed.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub values: Vec<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodFailurePolicyOnExitCodesRequirement {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.container_name) { w.field("containerName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container_name, w); }
+        w.field("operator"); ::kapi_apimachinery::write::WriteJson::write_json(&self.operator, w);
+        w.field("values"); ::kapi_apimachinery::go::vec_or_null(&self.values, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodFailurePolicyOnExitCodesRequirement {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodFailurePolicyOnExitCodesRequirement {
@@ -745,13 +907,27 @@ impl<'de> ::serde::Deserialize<'de> for PodFailurePolicyOnExitCodesRequirement {
 /// PodFailurePolicyOnPodConditionsPattern describes a pattern for matching an actual pod condition type.
 ///
 /// Generated from `io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern` (proto `k8s.io.api.batch.v1.PodFailurePolicyOnPodConditionsPattern`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodFailurePolicyOnPodConditionsPattern {
     /// Specifies the required Pod condition type. To match a pod condition it is required that specified type equals the pod condition type.
     pub r#type: String,
     /// Specifies the required Pod condition status. To match a pod condition it is required that the specified status equals the pod condition status. Defaults to True.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodFailurePolicyOnPodConditionsPattern {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodFailurePolicyOnPodConditionsPattern {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodFailurePolicyOnPodConditionsPattern {
@@ -785,7 +961,7 @@ impl<'de> ::serde::Deserialize<'de> for PodFailurePolicyOnPodConditionsPattern {
 /// PodFailurePolicyRule describes how a pod failure is handled when the requirements are met. One of onExitCodes and onPodConditions, but not both, can be used in each rule.
 ///
 /// Generated from `io.k8s.api.batch.v1.PodFailurePolicyRule` (proto `k8s.io.api.batch.v1.PodFailurePolicyRule`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodFailurePolicyRule {
     /// Specifies the action taken on a pod failure when the requirements are satisfied. Possible values are:
     ///
@@ -800,11 +976,25 @@ pub struct PodFailurePolicyRule {
     /// Additional values are considered to be added in the future. Clients should react to an unknown action by skipping the rule.
     pub action: String,
     /// Represents the requirement on the container exit codes.
-    #[serde(rename = "onExitCodes", skip_serializing_if = "Option::is_none")]
     pub on_exit_codes: Option<crate::api::batch::v1::PodFailurePolicyOnExitCodesRequirement>,
     /// Represents the requirement on the pod conditions. The requirement is represented as a list of pod condition patterns. The requirement is satisfied if at least one pattern matches an actual pod condition. At most 20 elements are allowed.
-    #[serde(rename = "onPodConditions", skip_serializing_if = "Vec::is_empty")]
     pub on_pod_conditions: Vec<crate::api::batch::v1::PodFailurePolicyOnPodConditionsPattern>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodFailurePolicyRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("action"); ::kapi_apimachinery::write::WriteJson::write_json(&self.action, w);
+        if !Option::is_none(&self.on_exit_codes) { w.field("onExitCodes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.on_exit_codes, w); }
+        if !Vec::is_empty(&self.on_pod_conditions) { w.field("onPodConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.on_pod_conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodFailurePolicyRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodFailurePolicyRule {
@@ -840,11 +1030,24 @@ impl<'de> ::serde::Deserialize<'de> for PodFailurePolicyRule {
 /// SuccessPolicy describes when a Job can be declared as succeeded based on the success of some indexes.
 ///
 /// Generated from `io.k8s.api.batch.v1.SuccessPolicy` (proto `k8s.io.api.batch.v1.SuccessPolicy`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SuccessPolicy {
     /// rules represents the list of alternative rules for the declaring the Jobs as successful before `.status.succeeded >= .spec.completions`. Once any of the rules are met, the "SuccessCriteriaMet" condition is added, and the lingering pods are removed. The terminal state for such a Job has the "Complete" condition. Additionally, these rules are evaluated in order; Once the Job meets one of the rules, other rules are ignored. At most 20 elements are allowed.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub rules: Vec<crate::api::batch::v1::SuccessPolicyRule>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SuccessPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("rules"); ::kapi_apimachinery::go::vec_or_null(&self.rules, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SuccessPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SuccessPolicy {
@@ -876,14 +1079,27 @@ impl<'de> ::serde::Deserialize<'de> for SuccessPolicy {
 /// SuccessPolicyRule describes rule for declaring a Job as succeeded. Each rule must have at least one of the "succeededIndexes" or "succeededCount" specified.
 ///
 /// Generated from `io.k8s.api.batch.v1.SuccessPolicyRule` (proto `k8s.io.api.batch.v1.SuccessPolicyRule`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SuccessPolicyRule {
     /// succeededIndexes specifies the set of indexes which need to be contained in the actual set of the succeeded indexes for the Job. The list of indexes must be within 0 to ".spec.completions-1" and must not contain duplicates. At least one element is required. The indexes are represented as intervals separated by commas. The intervals can be a decimal integer or a pair of decimal integers separated by a hyphen. The number are listed in represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as "1,3-5,7". When this field is null, this field doesn't default to any value and is never evaluated at any time.
-    #[serde(rename = "succeededIndexes", skip_serializing_if = "Option::is_none")]
     pub succeeded_indexes: Option<String>,
     /// succeededCount specifies the minimal required size of the actual set of the succeeded indexes for the Job. When succeededCount is used along with succeededIndexes, the check is constrained only to the set of indexes specified by succeededIndexes. For example, given that succeededIndexes is "1-4", succeededCount is "3", and completed indexes are "1", "3", and "5", the Job isn't declared as succeeded because only "1" and "3" indexes are considered in that rules. When this field is null, this doesn't default to any value and is never evaluated at any time. When specified it needs to be a positive integer.
-    #[serde(rename = "succeededCount", skip_serializing_if = "Option::is_none")]
     pub succeeded_count: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SuccessPolicyRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.succeeded_indexes) { w.field("succeededIndexes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.succeeded_indexes, w); }
+        if !Option::is_none(&self.succeeded_count) { w.field("succeededCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.succeeded_count, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SuccessPolicyRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SuccessPolicyRule {
@@ -917,14 +1133,27 @@ impl<'de> ::serde::Deserialize<'de> for SuccessPolicyRule {
 /// UncountedTerminatedPods holds UIDs of Pods that have terminated but haven't been accounted in Job status counters.
 ///
 /// Generated from `io.k8s.api.batch.v1.UncountedTerminatedPods` (proto `k8s.io.api.batch.v1.UncountedTerminatedPods`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct UncountedTerminatedPods {
     /// succeeded holds UIDs of succeeded Pods.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub succeeded: Vec<String>,
     /// failed holds UIDs of failed Pods.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for UncountedTerminatedPods {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.succeeded) { w.field("succeeded"); ::kapi_apimachinery::write::WriteJson::write_json(&self.succeeded, w); }
+        if !Vec::is_empty(&self.failed) { w.field("failed"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failed, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for UncountedTerminatedPods {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for UncountedTerminatedPods {

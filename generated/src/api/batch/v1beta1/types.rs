@@ -3,29 +3,42 @@
 /// CronJob represents the configuration of a single cron job.
 ///
 /// Generated from proto `k8s.io.api.batch.v1beta1.CronJob`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CronJob {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of a cron job, including the schedule.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::batch::v1beta1::CronJobSpec>,
     /// Current status of a cron job.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::batch::v1beta1::CronJobStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CronJob {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CronJob {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CronJob {
@@ -65,22 +78,35 @@ impl<'de> ::serde::Deserialize<'de> for CronJob {
 /// CronJobList is a collection of cron jobs.
 ///
 /// Generated from proto `k8s.io.api.batch.v1beta1.CronJobList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CronJobList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of CronJobs.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::batch::v1beta1::CronJob>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CronJobList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CronJobList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CronJobList {
@@ -118,12 +144,11 @@ impl<'de> ::serde::Deserialize<'de> for CronJobList {
 /// CronJobSpec describes how the job execution will look like and when it will actually run.
 ///
 /// Generated from proto `k8s.io.api.batch.v1beta1.CronJobSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CronJobSpec {
     /// The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub schedule: Option<String>,
     /// The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones.
     /// If not specified, this will default to the time zone of the kube-controller-manager process.
@@ -135,12 +160,10 @@ pub struct CronJobSpec {
     /// reason UnknownTimeZone.
     /// More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones
     /// +optional
-    #[serde(rename = "timeZone", skip_serializing_if = "Option::is_none")]
     pub time_zone: Option<String>,
     /// Optional deadline in seconds for starting the job if it misses scheduled
     /// time for any reason.  Missed jobs executions will be counted as failed ones.
     /// +optional
-    #[serde(rename = "startingDeadlineSeconds", skip_serializing_if = "Option::is_none")]
     pub starting_deadline_seconds: Option<i64>,
     /// Specifies how to treat concurrent executions of a Job.
     /// Valid values are:
@@ -149,28 +172,44 @@ pub struct CronJobSpec {
     /// - "Forbid": forbids concurrent runs, skipping next run if previous run hasn't finished yet;
     /// - "Replace": cancels currently running job and replaces it with a new one
     /// +optional
-    #[serde(rename = "concurrencyPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub concurrency_policy: Option<String>,
     /// This flag tells the controller to suspend subsequent executions, it does
     /// not apply to already started executions.  Defaults to false.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub suspend: Option<bool>,
     /// Specifies the job that will be created when executing a CronJob.
-    #[serde(rename = "jobTemplate", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub job_template: Option<crate::api::batch::v1beta1::JobTemplateSpec>,
     /// The number of successful finished jobs to retain.
     /// This is a pointer to distinguish between explicit zero and not specified.
     /// Defaults to 3.
     /// +optional
-    #[serde(rename = "successfulJobsHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub successful_jobs_history_limit: Option<i32>,
     /// The number of failed finished jobs to retain.
     /// This is a pointer to distinguish between explicit zero and not specified.
     /// Defaults to 1.
     /// +optional
-    #[serde(rename = "failedJobsHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub failed_jobs_history_limit: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CronJobSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("schedule"); ::kapi_apimachinery::go::opt_or_default(&self.schedule, w);
+        if !Option::is_none(&self.time_zone) { w.field("timeZone"); ::kapi_apimachinery::write::WriteJson::write_json(&self.time_zone, w); }
+        if !Option::is_none(&self.starting_deadline_seconds) { w.field("startingDeadlineSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.starting_deadline_seconds, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.concurrency_policy) { w.field("concurrencyPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.concurrency_policy, w); }
+        if !Option::is_none(&self.suspend) { w.field("suspend"); ::kapi_apimachinery::write::WriteJson::write_json(&self.suspend, w); }
+        w.field("jobTemplate"); ::kapi_apimachinery::go::opt_or_default(&self.job_template, w);
+        if !Option::is_none(&self.successful_jobs_history_limit) { w.field("successfulJobsHistoryLimit"); ::kapi_apimachinery::write::WriteJson::write_json(&self.successful_jobs_history_limit, w); }
+        if !Option::is_none(&self.failed_jobs_history_limit) { w.field("failedJobsHistoryLimit"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failed_jobs_history_limit, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CronJobSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CronJobSpec {
@@ -216,21 +255,34 @@ impl<'de> ::serde::Deserialize<'de> for CronJobSpec {
 /// CronJobStatus represents the current state of a cron job.
 ///
 /// Generated from proto `k8s.io.api.batch.v1beta1.CronJobStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CronJobStatus {
     /// A list of pointers to currently running jobs.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub active: Vec<crate::api::core::v1::ObjectReference>,
     /// Information when was the last time the job was successfully scheduled.
     /// +optional
-    #[serde(rename = "lastScheduleTime", skip_serializing_if = "Option::is_none")]
     pub last_schedule_time: Option<::kapi_apimachinery::Time>,
     /// Information when was the last time the job successfully completed.
     /// +optional
-    #[serde(rename = "lastSuccessfulTime", skip_serializing_if = "Option::is_none")]
     pub last_successful_time: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CronJobStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.active) { w.field("active"); ::kapi_apimachinery::write::WriteJson::write_json(&self.active, w); }
+        if !Option::is_none(&self.last_schedule_time) { w.field("lastScheduleTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.last_schedule_time, w); }
+        if !Option::is_none(&self.last_successful_time) { w.field("lastSuccessfulTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.last_successful_time, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CronJobStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CronJobStatus {
@@ -266,18 +318,31 @@ impl<'de> ::serde::Deserialize<'de> for CronJobStatus {
 /// JobTemplateSpec describes the data a Job should have when created from a template
 ///
 /// Generated from proto `k8s.io.api.batch.v1beta1.JobTemplateSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobTemplateSpec {
     /// Standard object's metadata of the jobs created from this template.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of the job.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::batch::v1::JobSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for JobTemplateSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for JobTemplateSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for JobTemplateSpec {

@@ -9,22 +9,36 @@
 /// This API can be used to request client certificates to authenticate to kube-apiserver (with the "kubernetes.io/kube-apiserver-client" signerName), or to obtain certificates from custom non-Kubernetes signers.
 ///
 /// Generated from `io.k8s.api.certificates.v1.CertificateSigningRequest` (proto `k8s.io.api.certificates.v1.CertificateSigningRequest`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequest {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec contains the certificate request, and is immutable after creation. Only the request, signerName, expirationSeconds, and usages fields can be set on creation. Other fields are derived by Kubernetes and cannot be modified by users.
     pub spec: crate::api::certificates::v1::CertificateSigningRequestSpec,
     /// status contains information about whether the request is approved or denied, and the certificate issued by the signer, or the failure condition indicating signer failure.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::certificates::v1::CertificateSigningRequestStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CertificateSigningRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CertificateSigningRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequest {
@@ -64,7 +78,7 @@ impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequest {
 /// CertificateSigningRequestCondition describes a condition of a CertificateSigningRequest object
 ///
 /// Generated from `io.k8s.api.certificates.v1.CertificateSigningRequestCondition` (proto `k8s.io.api.certificates.v1.CertificateSigningRequestCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestCondition {
     /// type of the condition. Known conditions are "Approved", "Denied", and "Failed".
     ///
@@ -81,17 +95,32 @@ pub struct CertificateSigningRequestCondition {
     /// status of the condition, one of True, False, Unknown. Approved, Denied, and Failed conditions may not be "False" or "Unknown".
     pub status: String,
     /// reason indicates a brief reason for the request state
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// message contains a human readable message with details about the request state
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// lastUpdateTime is the time of the last update to this condition
-    #[serde(rename = "lastUpdateTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_update_time: Option<::kapi_apimachinery::Time>,
     /// lastTransitionTime is the time the condition last transitioned from one status to another. If unset, when a new condition type is added or an existing condition's status is changed, the server defaults this to the current time.
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CertificateSigningRequestCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.field("lastUpdateTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_update_time, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CertificateSigningRequestCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestCondition {
@@ -133,20 +162,33 @@ impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestCondition {
 /// CertificateSigningRequestList is a collection of CertificateSigningRequest objects
 ///
 /// Generated from `io.k8s.api.certificates.v1.CertificateSigningRequestList` (proto `k8s.io.api.certificates.v1.CertificateSigningRequestList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a collection of CertificateSigningRequest objects
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::certificates::v1::CertificateSigningRequest>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CertificateSigningRequestList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CertificateSigningRequestList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestList {
@@ -184,10 +226,9 @@ impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestList {
 /// CertificateSigningRequestSpec contains the certificate request.
 ///
 /// Generated from `io.k8s.api.certificates.v1.CertificateSigningRequestSpec` (proto `k8s.io.api.certificates.v1.CertificateSigningRequestSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestSpec {
     /// request contains an x509 certificate signing request encoded in a "CERTIFICATE REQUEST" PEM block. When serialized as JSON or YAML, the data is additionally base64-encoded.
-    #[serde(serialize_with = "::kapi_apimachinery::go::bytes_or_null")]
     pub request: Vec<u8>,
     /// signerName indicates the requested signer, and is a qualified name.
     ///
@@ -210,7 +251,6 @@ pub struct CertificateSigningRequestSpec {
     ///  4. Required, permitted, or forbidden key usages / extended key usages.
     ///  5. Expiration/certificate lifetime: whether it is fixed by the signer, configurable by the admin.
     ///  6. Whether or not requests for CA certificates are allowed.
-    #[serde(rename = "signerName")]
     pub signer_name: String,
     /// expirationSeconds is the requested duration of validity of the issued certificate. The certificate signer may issue a certificate with a different validity duration so a client must check the delta between the notBefore and and notAfter fields in the issued certificate to determine the actual duration.
     ///
@@ -224,7 +264,6 @@ pub struct CertificateSigningRequestSpec {
     ///   3. Signer whose configured minimum is longer than the requested duration
     ///
     /// The minimum valid value for expirationSeconds is 600, i.e. 10 minutes.
-    #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i32>,
     /// usages specifies a set of key usages requested in the issued certificate.
     ///
@@ -240,20 +279,36 @@ pub struct CertificateSigningRequestSpec {
     ///  "code signing", "email protection", "s/mime",
     ///  "ipsec end system", "ipsec tunnel", "ipsec user",
     ///  "timestamping", "ocsp signing", "microsoft sgc", "netscape sgc"
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub usages: Vec<String>,
     /// username contains the name of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub username: Option<String>,
     /// uid contains the uid of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
     /// groups contains group membership of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
     /// extra contains extra attributes of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub extra: ::std::collections::BTreeMap<String, crate::api::certificates::v1::ExtraValue>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CertificateSigningRequestSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("request"); ::kapi_apimachinery::go::bytes_or_null(&self.request, w);
+        w.field("signerName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.signer_name, w);
+        if !Option::is_none(&self.expiration_seconds) { w.field("expirationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expiration_seconds, w); }
+        if !Vec::is_empty(&self.usages) { w.field("usages"); ::kapi_apimachinery::write::WriteJson::write_json(&self.usages, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.username) { w.field("username"); ::kapi_apimachinery::write::WriteJson::write_json(&self.username, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.uid) { w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w); }
+        if !Vec::is_empty(&self.groups) { w.field("groups"); ::kapi_apimachinery::write::WriteJson::write_json(&self.groups, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.extra) { w.field("extra"); ::kapi_apimachinery::write::WriteJson::write_json(&self.extra, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CertificateSigningRequestSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestSpec {
@@ -299,10 +354,9 @@ impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestSpec {
 /// CertificateSigningRequestStatus contains conditions used to indicate approved/denied/failed status of the request, and the issued certificate.
 ///
 /// Generated from `io.k8s.api.certificates.v1.CertificateSigningRequestStatus` (proto `k8s.io.api.certificates.v1.CertificateSigningRequestStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestStatus {
     /// conditions applied to the request. Known conditions are "Approved", "Denied", and "Failed".
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::certificates::v1::CertificateSigningRequestCondition>,
     /// certificate is populated with an issued certificate by the signer after an Approved condition is present. This field is set via the /status subresource. Once populated, this field is immutable.
     ///
@@ -326,8 +380,22 @@ pub struct CertificateSigningRequestStatus {
     ///     ...
     ///     -----END CERTIFICATE-----
     ///     )
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::bytes_opt_is_empty", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub certificate: Option<Vec<u8>>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CertificateSigningRequestStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !::kapi_apimachinery::go::bytes_opt_is_empty(&self.certificate) { w.field("certificate"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.certificate, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CertificateSigningRequestStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestStatus {
@@ -367,4 +435,10 @@ impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestStatus {
 #[serde(transparent)]
 pub struct ExtraValue {
     pub items: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExtraValue {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w);
+    }
 }

@@ -7,19 +7,33 @@
 /// It can be optionally associated with a particular assigner, in which case it contains one valid set of trust anchors for that signer. Signers may have multiple associated ClusterTrustBundles; each is an independent set of trust anchors for that signer. Admission control is used to enforce that only users with permissions on the signer can create or modify the corresponding bundle.
 ///
 /// Generated from `io.k8s.api.certificates.v1alpha1.ClusterTrustBundle` (proto `k8s.io.api.certificates.v1alpha1.ClusterTrustBundle`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterTrustBundle {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata contains the object metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec contains the signer (if any) and trust anchors.
     pub spec: crate::api::certificates::v1alpha1::ClusterTrustBundleSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ClusterTrustBundle {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ClusterTrustBundle {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundle {
@@ -57,20 +71,33 @@ impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundle {
 /// ClusterTrustBundleList is a collection of ClusterTrustBundle objects
 ///
 /// Generated from `io.k8s.api.certificates.v1alpha1.ClusterTrustBundleList` (proto `k8s.io.api.certificates.v1alpha1.ClusterTrustBundleList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterTrustBundleList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata contains the list metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a collection of ClusterTrustBundle objects
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::certificates::v1alpha1::ClusterTrustBundle>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ClusterTrustBundleList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ClusterTrustBundleList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundleList {
@@ -108,7 +135,7 @@ impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundleList {
 /// ClusterTrustBundleSpec contains the signer and trust anchors.
 ///
 /// Generated from `io.k8s.api.certificates.v1alpha1.ClusterTrustBundleSpec` (proto `k8s.io.api.certificates.v1alpha1.ClusterTrustBundleSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterTrustBundleSpec {
     /// signerName indicates the associated signer, if any.
     ///
@@ -119,15 +146,28 @@ pub struct ClusterTrustBundleSpec {
     /// If signerName is empty, then the ClusterTrustBundle object's name must not have such a prefix.
     ///
     /// List/watch requests for ClusterTrustBundles can filter on this field using a `spec.signerName=NAME` field selector.
-    #[serde(rename = "signerName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub signer_name: Option<String>,
     /// trustBundle contains the individual X.509 trust anchors for this bundle, as PEM bundle of PEM-wrapped, DER-formatted X.509 certificates.
     ///
     /// The data must consist only of PEM certificate blocks that parse as valid X.509 certificates.  Each certificate must include a basic constraints extension with the CA bit set.  The API server will reject objects that contain duplicate certificates, or that use PEM block headers.
     ///
     /// Users of ClusterTrustBundles, including Kubelet, are free to reorder and deduplicate certificate blocks in this file according to their own logic, as well as to drop PEM block headers and inter-block data.
-    #[serde(rename = "trustBundle")]
     pub trust_bundle: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ClusterTrustBundleSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.signer_name) { w.field("signerName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.signer_name, w); }
+        w.field("trustBundle"); ::kapi_apimachinery::write::WriteJson::write_json(&self.trust_bundle, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ClusterTrustBundleSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundleSpec {

@@ -5,26 +5,39 @@
 /// +k8s:supportsSubresource="/approval"
 ///
 /// Generated from proto `k8s.io.api.certificates.v1beta1.CertificateSigningRequest`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequest {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec contains the certificate request, and is immutable after creation.
     /// Only the request, signerName, expirationSeconds, and usages fields can be set on creation.
     /// Other fields are derived by Kubernetes and cannot be modified by users.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::certificates::v1beta1::CertificateSigningRequestSpec>,
     /// Derived information about the request.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::certificates::v1beta1::CertificateSigningRequestStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CertificateSigningRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CertificateSigningRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequest {
@@ -62,36 +75,49 @@ impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequest {
 }
 
 /// Generated from proto `k8s.io.api.certificates.v1beta1.CertificateSigningRequestCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestCondition {
     /// type of the condition. Known conditions include "Approved", "Denied", and "Failed".
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// Status of the condition, one of True, False, Unknown.
     /// Approved, Denied, and Failed conditions may not be "False" or "Unknown".
     /// Defaults to "True".
     /// If unset, should be treated as "True".
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// brief reason for the request state
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// human readable message with details about the request state
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// timestamp for the last update to this condition
     /// +optional
-    #[serde(rename = "lastUpdateTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_update_time: Option<::kapi_apimachinery::Time>,
     /// lastTransitionTime is the time the condition last transitioned from one status to another.
     /// If unset, when a new condition type is added or an existing condition's status is changed,
     /// the server defaults this to the current time.
     /// +optional
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CertificateSigningRequestCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::go::opt_or_default(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.field("lastUpdateTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_update_time, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CertificateSigningRequestCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestCondition {
@@ -131,19 +157,32 @@ impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestCondition {
 }
 
 /// Generated from proto `k8s.io.api.certificates.v1beta1.CertificateSigningRequestList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::certificates::v1beta1::CertificateSigningRequest>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CertificateSigningRequestList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CertificateSigningRequestList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestList {
@@ -181,10 +220,9 @@ impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestList {
 /// CertificateSigningRequestSpec contains the certificate request.
 ///
 /// Generated from proto `k8s.io.api.certificates.v1beta1.CertificateSigningRequestSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestSpec {
     /// Base64-encoded PKCS#10 CSR data
-    #[serde(serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub request: Option<Vec<u8>>,
     /// Requested signer for the request. It is a qualified name in the form:
     /// `scope-hostname.io/name`.
@@ -197,7 +235,6 @@ pub struct CertificateSigningRequestSpec {
     /// Distribution of trust for signers happens out of band.
     /// You can select on this field using `spec.signerName`.
     /// +optional
-    #[serde(rename = "signerName", skip_serializing_if = "Option::is_none")]
     pub signer_name: Option<String>,
     /// expirationSeconds is the requested duration of validity of the issued
     /// certificate. The certificate signer may issue a certificate with a different
@@ -219,7 +256,6 @@ pub struct CertificateSigningRequestSpec {
     /// The minimum valid value for expirationSeconds is 600, i.e. 10 minutes.
     ///
     /// +optional
-    #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i32>,
     /// allowedUsages specifies a set of usage contexts the key will be
     /// valid for.
@@ -252,29 +288,45 @@ pub struct CertificateSigningRequestSpec {
     ///  "microsoft sgc",
     ///  "netscape sgc"
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub usages: Vec<String>,
     /// Information about the requesting user.
     /// See user.Info interface for details.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub username: Option<String>,
     /// UID information about the requesting user.
     /// See user.Info interface for details.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
     /// Group information about the requesting user.
     /// See user.Info interface for details.
     /// +listType=atomic
     /// +optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
     /// Extra information about the requesting user.
     /// See user.Info interface for details.
     /// +optional
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub extra: ::std::collections::BTreeMap<String, crate::api::certificates::v1beta1::ExtraValue>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CertificateSigningRequestSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("request"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.request, w);
+        if !Option::is_none(&self.signer_name) { w.field("signerName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.signer_name, w); }
+        if !Option::is_none(&self.expiration_seconds) { w.field("expirationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expiration_seconds, w); }
+        if !Vec::is_empty(&self.usages) { w.field("usages"); ::kapi_apimachinery::write::WriteJson::write_json(&self.usages, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.username) { w.field("username"); ::kapi_apimachinery::write::WriteJson::write_json(&self.username, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.uid) { w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w); }
+        if !Vec::is_empty(&self.groups) { w.field("groups"); ::kapi_apimachinery::write::WriteJson::write_json(&self.groups, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.extra) { w.field("extra"); ::kapi_apimachinery::write::WriteJson::write_json(&self.extra, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CertificateSigningRequestSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestSpec {
@@ -318,7 +370,7 @@ impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestSpec {
 }
 
 /// Generated from proto `k8s.io.api.certificates.v1beta1.CertificateSigningRequestStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CertificateSigningRequestStatus {
     /// Conditions applied to the request, such as approval or denial.
     /// +listType=map
@@ -330,12 +382,25 @@ pub struct CertificateSigningRequestStatus {
     /// +k8s:alpha(since: "1.36")=+k8s:optional
     /// +k8s:alpha(since: "1.36")=+k8s:item(type: "Approved")=+k8s:zeroOrOneOfMember
     /// +k8s:alpha(since: "1.36")=+k8s:item(type: "Denied")=+k8s:zeroOrOneOfMember
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::certificates::v1beta1::CertificateSigningRequestCondition>,
     /// If request was approved, the controller will place the issued certificate here.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::bytes_opt_is_empty", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub certificate: Option<Vec<u8>>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CertificateSigningRequestStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !::kapi_apimachinery::go::bytes_opt_is_empty(&self.certificate) { w.field("certificate"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.certificate, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CertificateSigningRequestStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestStatus {
@@ -373,19 +438,33 @@ impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestStatus {
 /// It can be optionally associated with a particular assigner, in which case it contains one valid set of trust anchors for that signer. Signers may have multiple associated ClusterTrustBundles; each is an independent set of trust anchors for that signer. Admission control is used to enforce that only users with permissions on the signer can create or modify the corresponding bundle.
 ///
 /// Generated from `io.k8s.api.certificates.v1beta1.ClusterTrustBundle` (proto `k8s.io.api.certificates.v1beta1.ClusterTrustBundle`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterTrustBundle {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata contains the object metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec contains the signer (if any) and trust anchors.
     pub spec: crate::api::certificates::v1beta1::ClusterTrustBundleSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ClusterTrustBundle {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ClusterTrustBundle {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundle {
@@ -423,20 +502,33 @@ impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundle {
 /// ClusterTrustBundleList is a collection of ClusterTrustBundle objects
 ///
 /// Generated from `io.k8s.api.certificates.v1beta1.ClusterTrustBundleList` (proto `k8s.io.api.certificates.v1beta1.ClusterTrustBundleList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterTrustBundleList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata contains the list metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a collection of ClusterTrustBundle objects
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::certificates::v1beta1::ClusterTrustBundle>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ClusterTrustBundleList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ClusterTrustBundleList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundleList {
@@ -474,7 +566,7 @@ impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundleList {
 /// ClusterTrustBundleSpec contains the signer and trust anchors.
 ///
 /// Generated from `io.k8s.api.certificates.v1beta1.ClusterTrustBundleSpec` (proto `k8s.io.api.certificates.v1beta1.ClusterTrustBundleSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterTrustBundleSpec {
     /// signerName indicates the associated signer, if any.
     ///
@@ -485,15 +577,28 @@ pub struct ClusterTrustBundleSpec {
     /// If signerName is empty, then the ClusterTrustBundle object's name must not have such a prefix.
     ///
     /// List/watch requests for ClusterTrustBundles can filter on this field using a `spec.signerName=NAME` field selector.
-    #[serde(rename = "signerName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub signer_name: Option<String>,
     /// trustBundle contains the individual X.509 trust anchors for this bundle, as PEM bundle of PEM-wrapped, DER-formatted X.509 certificates.
     ///
     /// The data must consist only of PEM certificate blocks that parse as valid X.509 certificates.  Each certificate must include a basic constraints extension with the CA bit set.  The API server will reject objects that contain duplicate certificates, or that use PEM block headers.
     ///
     /// Users of ClusterTrustBundles, including Kubelet, are free to reorder and deduplicate certificate blocks in this file according to their own logic, as well as to drop PEM block headers and inter-block data.
-    #[serde(rename = "trustBundle")]
     pub trust_bundle: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ClusterTrustBundleSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.signer_name) { w.field("signerName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.signer_name, w); }
+        w.field("trustBundle"); ::kapi_apimachinery::write::WriteJson::write_json(&self.trust_bundle, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ClusterTrustBundleSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundleSpec {
@@ -535,27 +640,47 @@ pub struct ExtraValue {
     pub items: Vec<String>,
 }
 
+impl ::kapi_apimachinery::write::WriteJson for ExtraValue {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w);
+    }
+}
+
 /// PodCertificateRequest encodes a pod requesting a certificate from a given signer.
 ///
 /// Kubelets use this API to implement podCertificate projected volumes
 ///
 /// Generated from `io.k8s.api.certificates.v1beta1.PodCertificateRequest` (proto `k8s.io.api.certificates.v1beta1.PodCertificateRequest`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateRequest {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata contains the object metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec contains the details about the certificate being requested.
     pub spec: crate::api::certificates::v1beta1::PodCertificateRequestSpec,
     /// status contains the issued certificate, and a standard set of conditions.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::certificates::v1beta1::PodCertificateRequestStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodCertificateRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodCertificateRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequest {
@@ -595,20 +720,33 @@ impl<'de> ::serde::Deserialize<'de> for PodCertificateRequest {
 /// PodCertificateRequestList is a collection of PodCertificateRequest objects
 ///
 /// Generated from `io.k8s.api.certificates.v1beta1.PodCertificateRequestList` (proto `k8s.io.api.certificates.v1beta1.PodCertificateRequestList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateRequestList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata contains the list metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a collection of PodCertificateRequest objects
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::certificates::v1beta1::PodCertificateRequest>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodCertificateRequestList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodCertificateRequestList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequestList {
@@ -646,37 +784,29 @@ impl<'de> ::serde::Deserialize<'de> for PodCertificateRequestList {
 /// PodCertificateRequestSpec describes the certificate request.  All fields are immutable after creation.
 ///
 /// Generated from `io.k8s.api.certificates.v1beta1.PodCertificateRequestSpec` (proto `k8s.io.api.certificates.v1beta1.PodCertificateRequestSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateRequestSpec {
     /// signerName indicates the requested signer.
     ///
     /// All signer names beginning with `kubernetes.io` are reserved for use by the Kubernetes project.  There is currently one well-known signer documented by the Kubernetes project, `kubernetes.io/kube-apiserver-client-pod`, which will issue client certificates understood by kube-apiserver.  It is currently unimplemented.
-    #[serde(rename = "signerName")]
     pub signer_name: String,
     /// podName is the name of the pod into which the certificate will be mounted.
-    #[serde(rename = "podName")]
     pub pod_name: String,
     /// podUID is the UID of the pod into which the certificate will be mounted.
-    #[serde(rename = "podUID")]
     pub pod_uid: String,
     /// serviceAccountName is the name of the service account the pod is running as.
-    #[serde(rename = "serviceAccountName")]
     pub service_account_name: String,
     /// serviceAccountUID is the UID of the service account the pod is running as.
-    #[serde(rename = "serviceAccountUID")]
     pub service_account_uid: String,
     /// nodeName is the name of the node the pod is assigned to.
-    #[serde(rename = "nodeName")]
     pub node_name: String,
     /// nodeUID is the UID of the node the pod is assigned to.
-    #[serde(rename = "nodeUID")]
     pub node_uid: String,
     /// maxExpirationSeconds is the maximum lifetime permitted for the certificate.
     ///
     /// If omitted, kube-apiserver will set it to 86400(24 hours). kube-apiserver will reject values shorter than 3600 (1 hour).  The maximum allowable value is 7862400 (91 days).
     ///
     /// The signer implementation is then free to issue a certificate with any lifetime *shorter* than MaxExpirationSeconds, but no shorter than 3600 seconds (1 hour).  This constraint is enforced by kube-apiserver. `kubernetes.io` signers will never issue certificates with a lifetime longer than 24 hours.
-    #[serde(rename = "maxExpirationSeconds", skip_serializing_if = "Option::is_none")]
     pub max_expiration_seconds: Option<i32>,
     /// The PKIX-serialized public key the signer will issue the certificate to.
     ///
@@ -685,7 +815,6 @@ pub struct PodCertificateRequestSpec {
     /// Signer implementations do not need to support all key types supported by kube-apiserver and kubelet.  If a signer does not support the key type used for a given PodCertificateRequest, it must deny the request by setting a status.conditions entry with a type of "Denied" and a reason of "UnsupportedKeyType". It may also suggest a key type that it does support in the message field.
     ///
     /// Deprecated: This field is replaced by StubPKCS10Request. If StubPKCS10Request is set, this field must be empty.  Signer implementations should extract the public key from the StubPKCS10Request field.
-    #[serde(rename = "pkixPublicKey", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub pkix_public_key: Option<Vec<u8>>,
     /// A proof that the requesting kubelet holds the private key corresponding to pkixPublicKey.
     ///
@@ -700,7 +829,6 @@ pub struct PodCertificateRequestSpec {
     /// If the key is an ED25519 key, the the signature is as described by the [ED25519 Specification](https://ed25519.cr.yp.to/) (as implemented by the golang library crypto/ed25519.Sign).
     ///
     /// Deprecated: This field is replaced by StubPKCS10Request. If StubPKCS10Request is set, this field must be empty.
-    #[serde(rename = "proofOfPossession", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub proof_of_possession: Option<Vec<u8>>,
     /// A PKCS#10 certificate signing request (DER-serialized) generated by Kubelet using the subject private key.
     ///
@@ -709,15 +837,38 @@ pub struct PodCertificateRequestSpec {
     /// The subject public key must be one of RSA3072, RSA4096, ECDSAP256, ECDSAP384, ECDSAP521, or ED25519. Note that this list may be expanded in the future.
     ///
     /// Signer implementations do not need to support all key types supported by kube-apiserver and kubelet.  If a signer does not support the key type used for a given PodCertificateRequest, it must deny the request by setting a status.conditions entry with a type of "Denied" and a reason of "UnsupportedKeyType". It may also suggest a key type that it does support in the message field.
-    #[serde(rename = "stubPKCS10Request", serialize_with = "::kapi_apimachinery::go::bytes_or_null")]
     pub stub_pkcs10_request: Vec<u8>,
     /// unverifiedUserAnnotations allow pod authors to pass additional information to the signer implementation.  Kubernetes does not restrict or validate this metadata in any way.
     ///
     /// Entries are subject to the same validation as object metadata annotations, with the addition that all keys must be domain-prefixed. No restrictions are placed on values, except an overall size limitation on the entire field.
     ///
     /// Signers should document the keys and values they support.  Signers should deny requests that contain keys they do not recognize.
-    #[serde(rename = "unverifiedUserAnnotations", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub unverified_user_annotations: ::std::collections::BTreeMap<String, String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodCertificateRequestSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("signerName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.signer_name, w);
+        w.field("podName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_name, w);
+        w.field("podUID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_uid, w);
+        w.field("serviceAccountName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_account_name, w);
+        w.field("serviceAccountUID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_account_uid, w);
+        w.field("nodeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_name, w);
+        w.field("nodeUID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_uid, w);
+        if !Option::is_none(&self.max_expiration_seconds) { w.field("maxExpirationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_expiration_seconds, w); }
+        w.field("pkixPublicKey"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.pkix_public_key, w);
+        w.field("proofOfPossession"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.proof_of_possession, w);
+        w.field("stubPKCS10Request"); ::kapi_apimachinery::go::bytes_or_null(&self.stub_pkcs10_request, w);
+        if !::std::collections::BTreeMap::is_empty(&self.unverified_user_annotations) { w.field("unverifiedUserAnnotations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.unverified_user_annotations, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodCertificateRequestSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequestSpec {
@@ -771,14 +922,13 @@ impl<'de> ::serde::Deserialize<'de> for PodCertificateRequestSpec {
 /// PodCertificateRequestStatus describes the status of the request, and holds the certificate data if the request is issued.
 ///
 /// Generated from `io.k8s.api.certificates.v1beta1.PodCertificateRequestStatus` (proto `k8s.io.api.certificates.v1beta1.PodCertificateRequestStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateRequestStatus {
     /// conditions applied to the request.
     ///
     /// The types "Issued", "Denied", and "Failed" have special handling.  At most one of these conditions may be present, and they must have status "True".
     ///
     /// If the request is denied with `Reason=UnsupportedKeyType`, the signer may suggest a key type that will work in the message field.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
     /// certificateChain is populated with an issued certificate by the signer. This field is set via the /status subresource. Once populated, this field is immutable.
     ///
@@ -790,19 +940,33 @@ pub struct PodCertificateRequestStatus {
     ///     described in section 4 of RFC5280.
     ///
     /// If more than one block is present, and the definition of the requested spec.signerName does not indicate otherwise, the first block is the issued certificate, and subsequent blocks should be treated as intermediate certificates and presented in TLS handshakes.  When projecting the chain into a pod volume, kubelet will drop any data in-between the PEM blocks, as well as any PEM block headers.
-    #[serde(rename = "certificateChain", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub certificate_chain: Option<String>,
     /// notBefore is the time at which the certificate becomes valid.  The value must be the same as the notBefore value in the leaf certificate in certificateChain.  This field is set via the /status subresource.  Once populated, it is immutable. The signer must set this field at the same time it sets certificateChain.
-    #[serde(rename = "notBefore", skip_serializing_if = "Option::is_none")]
     pub not_before: Option<::kapi_apimachinery::Time>,
     /// beginRefreshAt is the time at which the kubelet should begin trying to refresh the certificate.  This field is set via the /status subresource, and must be set at the same time as certificateChain.  Once populated, this field is immutable.
     ///
     /// This field is only a hint.  Kubelet may start refreshing before or after this time if necessary.
-    #[serde(rename = "beginRefreshAt", skip_serializing_if = "Option::is_none")]
     pub begin_refresh_at: Option<::kapi_apimachinery::Time>,
     /// notAfter is the time at which the certificate expires.  The value must be the same as the notAfter value in the leaf certificate in certificateChain.  This field is set via the /status subresource.  Once populated, it is immutable.  The signer must set this field at the same time it sets certificateChain.
-    #[serde(rename = "notAfter", skip_serializing_if = "Option::is_none")]
     pub not_after: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodCertificateRequestStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.certificate_chain) { w.field("certificateChain"); ::kapi_apimachinery::write::WriteJson::write_json(&self.certificate_chain, w); }
+        if !Option::is_none(&self.not_before) { w.field("notBefore"); ::kapi_apimachinery::write::WriteJson::write_json(&self.not_before, w); }
+        if !Option::is_none(&self.begin_refresh_at) { w.field("beginRefreshAt"); ::kapi_apimachinery::write::WriteJson::write_json(&self.begin_refresh_at, w); }
+        if !Option::is_none(&self.not_after) { w.field("notAfter"); ::kapi_apimachinery::write::WriteJson::write_json(&self.not_after, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodCertificateRequestStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodCertificateRequestStatus {

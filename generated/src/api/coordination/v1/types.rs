@@ -3,20 +3,33 @@
 /// Lease defines a lease concept.
 ///
 /// Generated from `io.k8s.api.coordination.v1.Lease` (proto `k8s.io.api.coordination.v1.Lease`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Lease {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec contains the specification of the Lease. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::coordination::v1::LeaseSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Lease {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Lease {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Lease {
@@ -54,20 +67,33 @@ impl<'de> ::serde::Deserialize<'de> for Lease {
 /// LeaseList is a list of Lease objects.
 ///
 /// Generated from `io.k8s.api.coordination.v1.LeaseList` (proto `k8s.io.api.coordination.v1.LeaseList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a list of schema objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::coordination::v1::Lease>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LeaseList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LeaseList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LeaseList {
@@ -105,29 +131,42 @@ impl<'de> ::serde::Deserialize<'de> for LeaseList {
 /// LeaseSpec is a specification of a Lease.
 ///
 /// Generated from `io.k8s.api.coordination.v1.LeaseSpec` (proto `k8s.io.api.coordination.v1.LeaseSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseSpec {
     /// holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.
-    #[serde(rename = "holderIdentity", skip_serializing_if = "Option::is_none")]
     pub holder_identity: Option<String>,
     /// leaseDurationSeconds is a duration that candidates for a lease need to wait to force acquire it. This is measured against the time of last observed renewTime.
-    #[serde(rename = "leaseDurationSeconds", skip_serializing_if = "Option::is_none")]
     pub lease_duration_seconds: Option<i32>,
     /// acquireTime is a time when the current lease was acquired.
-    #[serde(rename = "acquireTime", skip_serializing_if = "Option::is_none")]
     pub acquire_time: Option<::kapi_apimachinery::MicroTime>,
     /// renewTime is a time when the current holder of a lease has last updated the lease.
-    #[serde(rename = "renewTime", skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<::kapi_apimachinery::MicroTime>,
     /// leaseTransitions is the number of transitions of a lease between holders.
-    #[serde(rename = "leaseTransitions", skip_serializing_if = "Option::is_none")]
     pub lease_transitions: Option<i32>,
     /// Strategy indicates the strategy for picking the leader for coordinated leader election. If the field is not specified, there is no active coordination for this lease. (Alpha) Using this field requires the CoordinatedLeaderElection feature gate to be enabled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
     /// PreferredHolder signals to a lease holder that the lease has a more optimal holder and should be given up. This field can only be set if Strategy is also set.
-    #[serde(rename = "preferredHolder", skip_serializing_if = "Option::is_none")]
     pub preferred_holder: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LeaseSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.holder_identity) { w.field("holderIdentity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.holder_identity, w); }
+        if !Option::is_none(&self.lease_duration_seconds) { w.field("leaseDurationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lease_duration_seconds, w); }
+        if !Option::is_none(&self.acquire_time) { w.field("acquireTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.acquire_time, w); }
+        if !Option::is_none(&self.renew_time) { w.field("renewTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.renew_time, w); }
+        if !Option::is_none(&self.lease_transitions) { w.field("leaseTransitions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lease_transitions, w); }
+        if !Option::is_none(&self.strategy) { w.field("strategy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.strategy, w); }
+        if !Option::is_none(&self.preferred_holder) { w.field("preferredHolder"); ::kapi_apimachinery::write::WriteJson::write_json(&self.preferred_holder, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LeaseSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LeaseSpec {

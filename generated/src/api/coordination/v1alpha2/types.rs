@@ -3,19 +3,33 @@
 /// LeaseCandidate defines a candidate for a Lease object. Candidates are created such that coordinated leader election will pick the best leader from the list of candidates.
 ///
 /// Generated from `io.k8s.api.coordination.v1alpha2.LeaseCandidate` (proto `k8s.io.api.coordination.v1alpha2.LeaseCandidate`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseCandidate {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec contains the specification of the Lease. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub spec: crate::api::coordination::v1alpha2::LeaseCandidateSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LeaseCandidate {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LeaseCandidate {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LeaseCandidate {
@@ -53,20 +67,33 @@ impl<'de> ::serde::Deserialize<'de> for LeaseCandidate {
 /// LeaseCandidateList is a list of Lease objects.
 ///
 /// Generated from `io.k8s.api.coordination.v1alpha2.LeaseCandidateList` (proto `k8s.io.api.coordination.v1alpha2.LeaseCandidateList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseCandidateList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a list of schema objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::coordination::v1alpha2::LeaseCandidate>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LeaseCandidateList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LeaseCandidateList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LeaseCandidateList {
@@ -104,26 +131,39 @@ impl<'de> ::serde::Deserialize<'de> for LeaseCandidateList {
 /// LeaseCandidateSpec is a specification of a Lease.
 ///
 /// Generated from `io.k8s.api.coordination.v1alpha2.LeaseCandidateSpec` (proto `k8s.io.api.coordination.v1alpha2.LeaseCandidateSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseCandidateSpec {
     /// LeaseName is the name of the lease for which this candidate is contending. This field is immutable.
-    #[serde(rename = "leaseName")]
     pub lease_name: String,
     /// PingTime is the last time that the server has requested the LeaseCandidate to renew. It is only done during leader election to check if any LeaseCandidates have become ineligible. When PingTime is updated, the LeaseCandidate will respond by updating RenewTime.
-    #[serde(rename = "pingTime", skip_serializing_if = "Option::is_none")]
     pub ping_time: Option<::kapi_apimachinery::MicroTime>,
     /// RenewTime is the time that the LeaseCandidate was last updated. Any time a Lease needs to do leader election, the PingTime field is updated to signal to the LeaseCandidate that they should update the RenewTime. Old LeaseCandidate objects are also garbage collected if it has been hours since the last renew. The PingTime field is updated regularly to prevent garbage collection for still active LeaseCandidates.
-    #[serde(rename = "renewTime", skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<::kapi_apimachinery::MicroTime>,
     /// BinaryVersion is the binary version. It must be in a semver format without leading `v`. This field is required.
-    #[serde(rename = "binaryVersion")]
     pub binary_version: String,
     /// EmulationVersion is the emulation version. It must be in a semver format without leading `v`. EmulationVersion must be less than or equal to BinaryVersion. This field is required when strategy is "OldestEmulationVersion"
-    #[serde(rename = "emulationVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub emulation_version: Option<String>,
     /// Strategy is the strategy that coordinated leader election will use for picking the leader. If multiple candidates for the same Lease return different strategies, the strategy provided by the candidate with the latest BinaryVersion will be used. If there is still conflict, this is a user error and coordinated leader election will not operate the Lease until resolved.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub strategy: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LeaseCandidateSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("leaseName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lease_name, w);
+        if !Option::is_none(&self.ping_time) { w.field("pingTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ping_time, w); }
+        if !Option::is_none(&self.renew_time) { w.field("renewTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.renew_time, w); }
+        w.field("binaryVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binary_version, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.emulation_version) { w.field("emulationVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.emulation_version, w); }
+        if !::kapi_apimachinery::go::is_zero(&self.strategy) { w.field("strategy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.strategy, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LeaseCandidateSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LeaseCandidateSpec {

@@ -3,23 +3,36 @@
 /// Lease defines a lease concept.
 ///
 /// Generated from proto `k8s.io.api.coordination.v1beta1.Lease`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Lease {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec contains the specification of the Lease.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::coordination::v1beta1::LeaseSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Lease {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Lease {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Lease {
@@ -57,19 +70,33 @@ impl<'de> ::serde::Deserialize<'de> for Lease {
 /// LeaseCandidate defines a candidate for a Lease object. Candidates are created such that coordinated leader election will pick the best leader from the list of candidates.
 ///
 /// Generated from `io.k8s.api.coordination.v1beta1.LeaseCandidate` (proto `k8s.io.api.coordination.v1beta1.LeaseCandidate`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseCandidate {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec contains the specification of the Lease. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub spec: crate::api::coordination::v1beta1::LeaseCandidateSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LeaseCandidate {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LeaseCandidate {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LeaseCandidate {
@@ -107,20 +134,33 @@ impl<'de> ::serde::Deserialize<'de> for LeaseCandidate {
 /// LeaseCandidateList is a list of Lease objects.
 ///
 /// Generated from `io.k8s.api.coordination.v1beta1.LeaseCandidateList` (proto `k8s.io.api.coordination.v1beta1.LeaseCandidateList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseCandidateList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a list of schema objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::coordination::v1beta1::LeaseCandidate>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LeaseCandidateList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LeaseCandidateList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LeaseCandidateList {
@@ -158,26 +198,39 @@ impl<'de> ::serde::Deserialize<'de> for LeaseCandidateList {
 /// LeaseCandidateSpec is a specification of a Lease.
 ///
 /// Generated from `io.k8s.api.coordination.v1beta1.LeaseCandidateSpec` (proto `k8s.io.api.coordination.v1beta1.LeaseCandidateSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseCandidateSpec {
     /// LeaseName is the name of the lease for which this candidate is contending. The limits on this field are the same as on Lease.name. Multiple lease candidates may reference the same Lease.name. This field is immutable.
-    #[serde(rename = "leaseName")]
     pub lease_name: String,
     /// PingTime is the last time that the server has requested the LeaseCandidate to renew. It is only done during leader election to check if any LeaseCandidates have become ineligible. When PingTime is updated, the LeaseCandidate will respond by updating RenewTime.
-    #[serde(rename = "pingTime", skip_serializing_if = "Option::is_none")]
     pub ping_time: Option<::kapi_apimachinery::MicroTime>,
     /// RenewTime is the time that the LeaseCandidate was last updated. Any time a Lease needs to do leader election, the PingTime field is updated to signal to the LeaseCandidate that they should update the RenewTime. Old LeaseCandidate objects are also garbage collected if it has been hours since the last renew. The PingTime field is updated regularly to prevent garbage collection for still active LeaseCandidates.
-    #[serde(rename = "renewTime", skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<::kapi_apimachinery::MicroTime>,
     /// BinaryVersion is the binary version. It must be in a semver format without leading `v`. This field is required.
-    #[serde(rename = "binaryVersion")]
     pub binary_version: String,
     /// EmulationVersion is the emulation version. It must be in a semver format without leading `v`. EmulationVersion must be less than or equal to BinaryVersion. This field is required when strategy is "OldestEmulationVersion"
-    #[serde(rename = "emulationVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub emulation_version: Option<String>,
     /// Strategy is the strategy that coordinated leader election will use for picking the leader. If multiple candidates for the same Lease return different strategies, the strategy provided by the candidate with the latest BinaryVersion will be used. If there is still conflict, this is a user error and coordinated leader election will not operate the Lease until resolved.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub strategy: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LeaseCandidateSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("leaseName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lease_name, w);
+        if !Option::is_none(&self.ping_time) { w.field("pingTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ping_time, w); }
+        if !Option::is_none(&self.renew_time) { w.field("renewTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.renew_time, w); }
+        w.field("binaryVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binary_version, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.emulation_version) { w.field("emulationVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.emulation_version, w); }
+        if !::kapi_apimachinery::go::is_zero(&self.strategy) { w.field("strategy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.strategy, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LeaseCandidateSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LeaseCandidateSpec {
@@ -219,22 +272,35 @@ impl<'de> ::serde::Deserialize<'de> for LeaseCandidateSpec {
 /// LeaseList is a list of Lease objects.
 ///
 /// Generated from proto `k8s.io.api.coordination.v1beta1.LeaseList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a list of schema objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::coordination::v1beta1::Lease>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LeaseList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LeaseList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LeaseList {
@@ -272,46 +338,59 @@ impl<'de> ::serde::Deserialize<'de> for LeaseList {
 /// LeaseSpec is a specification of a Lease.
 ///
 /// Generated from proto `k8s.io.api.coordination.v1beta1.LeaseSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeaseSpec {
     /// holderIdentity contains the identity of the holder of a current lease.
     /// If Coordinated Leader Election is used, the holder identity must be
     /// equal to the elected LeaseCandidate.metadata.name field.
     /// +optional
-    #[serde(rename = "holderIdentity", skip_serializing_if = "Option::is_none")]
     pub holder_identity: Option<String>,
     /// leaseDurationSeconds is a duration that candidates for a lease need
     /// to wait to force acquire it. This is measure against time of last
     /// observed renewTime.
     /// +optional
-    #[serde(rename = "leaseDurationSeconds", skip_serializing_if = "Option::is_none")]
     pub lease_duration_seconds: Option<i32>,
     /// acquireTime is a time when the current lease was acquired.
     /// +optional
-    #[serde(rename = "acquireTime", skip_serializing_if = "Option::is_none")]
     pub acquire_time: Option<::kapi_apimachinery::MicroTime>,
     /// renewTime is a time when the current holder of a lease has last
     /// updated the lease.
     /// +optional
-    #[serde(rename = "renewTime", skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<::kapi_apimachinery::MicroTime>,
     /// leaseTransitions is the number of transitions of a lease between
     /// holders.
     /// +optional
-    #[serde(rename = "leaseTransitions", skip_serializing_if = "Option::is_none")]
     pub lease_transitions: Option<i32>,
     /// Strategy indicates the strategy for picking the leader for coordinated leader election
     /// (Alpha) Using this field requires the CoordinatedLeaderElection feature gate to be enabled.
     /// +featureGate=CoordinatedLeaderElection
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
     /// PreferredHolder signals to a lease holder that the lease has a
     /// more optimal holder and should be given up.
     /// +featureGate=CoordinatedLeaderElection
     /// +optional
-    #[serde(rename = "preferredHolder", skip_serializing_if = "Option::is_none")]
     pub preferred_holder: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LeaseSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.holder_identity) { w.field("holderIdentity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.holder_identity, w); }
+        if !Option::is_none(&self.lease_duration_seconds) { w.field("leaseDurationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lease_duration_seconds, w); }
+        if !Option::is_none(&self.acquire_time) { w.field("acquireTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.acquire_time, w); }
+        if !Option::is_none(&self.renew_time) { w.field("renewTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.renew_time, w); }
+        if !Option::is_none(&self.lease_transitions) { w.field("leaseTransitions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lease_transitions, w); }
+        if !Option::is_none(&self.strategy) { w.field("strategy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.strategy, w); }
+        if !Option::is_none(&self.preferred_holder) { w.field("preferredHolder"); ::kapi_apimachinery::write::WriteJson::write_json(&self.preferred_holder, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LeaseSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LeaseSpec {

@@ -5,20 +5,33 @@
 /// An AWS EBS disk must exist before mounting to a container. The disk must also be in the same AWS zone as the kubelet. An AWS EBS disk can only be mounted as read/write once. AWS EBS volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.AWSElasticBlockStoreVolumeSource` (proto `k8s.io.api.core.v1.AWSElasticBlockStoreVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AWSElasticBlockStoreVolumeSource {
     /// volumeID is unique ID of the persistent disk resource in AWS (Amazon EBS volume). More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
-    #[serde(rename = "volumeID")]
     pub volume_id: String,
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// partition is the partition in the volume that you want to mount. If omitted, the default is to mount by volume name. Examples: For volume /dev/sda1, you specify the partition as "1". Similarly, the volume partition for /dev/sda is "0" (or you can leave the property empty).
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub partition: Option<i32>,
     /// readOnly value true will force the readOnly setting in VolumeMounts. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AWSElasticBlockStoreVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("volumeID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_id, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.partition) { w.field("partition"); ::kapi_apimachinery::write::WriteJson::write_json(&self.partition, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AWSElasticBlockStoreVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AWSElasticBlockStoreVolumeSource {
@@ -56,17 +69,30 @@ impl<'de> ::serde::Deserialize<'de> for AWSElasticBlockStoreVolumeSource {
 /// Affinity is a group of affinity scheduling rules.
 ///
 /// Generated from `io.k8s.api.core.v1.Affinity` (proto `k8s.io.api.core.v1.Affinity`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Affinity {
     /// Describes node affinity scheduling rules for the pod.
-    #[serde(rename = "nodeAffinity", skip_serializing_if = "Option::is_none")]
     pub node_affinity: Option<crate::api::core::v1::NodeAffinity>,
     /// Describes pod affinity scheduling rules (e.g. co-locate this pod in the same node, zone, etc. as some other pod(s)).
-    #[serde(rename = "podAffinity", skip_serializing_if = "Option::is_none")]
     pub pod_affinity: Option<crate::api::core::v1::PodAffinity>,
     /// Describes pod anti-affinity scheduling rules (e.g. avoid putting this pod in the same node, zone, etc. as some other pod(s)).
-    #[serde(rename = "podAntiAffinity", skip_serializing_if = "Option::is_none")]
     pub pod_anti_affinity: Option<crate::api::core::v1::PodAntiAffinity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Affinity {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.node_affinity) { w.field("nodeAffinity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_affinity, w); }
+        if !Option::is_none(&self.pod_affinity) { w.field("podAffinity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_affinity, w); }
+        if !Option::is_none(&self.pod_anti_affinity) { w.field("podAntiAffinity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_anti_affinity, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Affinity {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Affinity {
@@ -102,7 +128,7 @@ impl<'de> ::serde::Deserialize<'de> for Affinity {
 /// AppArmorProfile defines a pod or container's AppArmor settings.
 ///
 /// Generated from `io.k8s.api.core.v1.AppArmorProfile` (proto `k8s.io.api.core.v1.AppArmorProfile`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AppArmorProfile {
     /// type indicates which kind of AppArmor profile will be applied. Valid options are:
     ///   Localhost - a profile pre-loaded on the node.
@@ -110,8 +136,22 @@ pub struct AppArmorProfile {
     ///   Unconfined - no AppArmor enforcement.
     pub r#type: String,
     /// localhostProfile indicates a profile loaded on the node that should be used. The profile must be preconfigured on the node to work. Must match the loaded name of the profile. Must be set if and only if type is "Localhost".
-    #[serde(rename = "localhostProfile", skip_serializing_if = "Option::is_none")]
     pub localhost_profile: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AppArmorProfile {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        if !Option::is_none(&self.localhost_profile) { w.field("localhostProfile"); ::kapi_apimachinery::write::WriteJson::write_json(&self.localhost_profile, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AppArmorProfile {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AppArmorProfile {
@@ -145,13 +185,27 @@ impl<'de> ::serde::Deserialize<'de> for AppArmorProfile {
 /// AttachedVolume describes a volume attached to a node
 ///
 /// Generated from `io.k8s.api.core.v1.AttachedVolume` (proto `k8s.io.api.core.v1.AttachedVolume`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AttachedVolume {
     /// Name of the attached volume
     pub name: String,
     /// DevicePath represents the device path where the volume should be available
-    #[serde(rename = "devicePath")]
     pub device_path: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AttachedVolume {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("devicePath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.device_path, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AttachedVolume {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AttachedVolume {
@@ -187,14 +241,27 @@ impl<'de> ::serde::Deserialize<'de> for AttachedVolume {
 /// will eventually become a field of NodeStatus.
 ///
 /// Generated from proto `k8s.io.api.core.v1.AvoidPods`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AvoidPods {
     /// Bounded-sized list of signatures of pods that should avoid this node, sorted
     /// in timestamp order from oldest to newest. Size of the slice is unspecified.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "preferAvoidPods", skip_serializing_if = "Vec::is_empty")]
     pub prefer_avoid_pods: Vec<crate::api::core::v1::PreferAvoidPodsEntry>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AvoidPods {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.prefer_avoid_pods) { w.field("preferAvoidPods"); ::kapi_apimachinery::write::WriteJson::write_json(&self.prefer_avoid_pods, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AvoidPods {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AvoidPods {
@@ -226,26 +293,39 @@ impl<'de> ::serde::Deserialize<'de> for AvoidPods {
 /// AzureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.
 ///
 /// Generated from `io.k8s.api.core.v1.AzureDiskVolumeSource` (proto `k8s.io.api.core.v1.AzureDiskVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AzureDiskVolumeSource {
     /// diskName is the Name of the data disk in the blob storage
-    #[serde(rename = "diskName")]
     pub disk_name: String,
     /// diskURI is the URI of data disk in the blob storage
-    #[serde(rename = "diskURI")]
     pub disk_uri: String,
     /// cachingMode is the Host Caching mode: None, Read Only, Read Write.
-    #[serde(rename = "cachingMode", skip_serializing_if = "Option::is_none")]
     pub caching_mode: Option<String>,
     /// fsType is Filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// kind expected values are Shared: multiple blob disks per storage account  Dedicated: single blob disk per storage account  Managed: azure managed data disk (only in managed availability set). defaults to shared
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AzureDiskVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("diskName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.disk_name, w);
+        w.field("diskURI"); ::kapi_apimachinery::write::WriteJson::write_json(&self.disk_uri, w);
+        if !Option::is_none(&self.caching_mode) { w.field("cachingMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.caching_mode, w); }
+        if !Option::is_none(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !Option::is_none(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AzureDiskVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AzureDiskVolumeSource {
@@ -287,20 +367,33 @@ impl<'de> ::serde::Deserialize<'de> for AzureDiskVolumeSource {
 /// AzureFile represents an Azure File Service mount on the host and bind mount to the pod.
 ///
 /// Generated from `io.k8s.api.core.v1.AzureFilePersistentVolumeSource` (proto `k8s.io.api.core.v1.AzureFilePersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AzureFilePersistentVolumeSource {
     /// secretName is the name of secret that contains Azure Storage Account Name and Key
-    #[serde(rename = "secretName")]
     pub secret_name: String,
     /// shareName is the azure Share Name
-    #[serde(rename = "shareName")]
     pub share_name: String,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// secretNamespace is the namespace of the secret that contains Azure Storage Account Name and Key default is the same as the Pod
-    #[serde(rename = "secretNamespace")]
     pub secret_namespace: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AzureFilePersistentVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("secretName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_name, w);
+        w.field("shareName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.share_name, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        w.field("secretNamespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_namespace, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AzureFilePersistentVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AzureFilePersistentVolumeSource {
@@ -338,17 +431,30 @@ impl<'de> ::serde::Deserialize<'de> for AzureFilePersistentVolumeSource {
 /// AzureFile represents an Azure File Service mount on the host and bind mount to the pod.
 ///
 /// Generated from `io.k8s.api.core.v1.AzureFileVolumeSource` (proto `k8s.io.api.core.v1.AzureFileVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AzureFileVolumeSource {
     /// secretName is the  name of secret that contains Azure Storage Account Name and Key
-    #[serde(rename = "secretName")]
     pub secret_name: String,
     /// shareName is the azure share Name
-    #[serde(rename = "shareName")]
     pub share_name: String,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AzureFileVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("secretName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_name, w);
+        w.field("shareName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.share_name, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AzureFileVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AzureFileVolumeSource {
@@ -384,19 +490,33 @@ impl<'de> ::serde::Deserialize<'de> for AzureFileVolumeSource {
 /// Binding ties one object to another; for example, a pod is bound to a node by a scheduler.
 ///
 /// Generated from `io.k8s.api.core.v1.Binding` (proto `k8s.io.api.core.v1.Binding`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Binding {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// The target object that you want to bind to the standard object.
     pub target: crate::api::core::v1::ObjectReference,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Binding {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("target"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Binding {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Binding {
@@ -434,37 +554,51 @@ impl<'de> ::serde::Deserialize<'de> for Binding {
 /// Represents storage that is managed by an external CSI volume driver
 ///
 /// Generated from `io.k8s.api.core.v1.CSIPersistentVolumeSource` (proto `k8s.io.api.core.v1.CSIPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIPersistentVolumeSource {
     /// driver is the name of the driver to use for this volume. Required.
     pub driver: String,
     /// volumeHandle is the unique volume name returned by the CSI volume plugin’s CreateVolume to refer to the volume on all subsequent calls. Required.
-    #[serde(rename = "volumeHandle")]
     pub volume_handle: String,
     /// readOnly value to pass to ControllerPublishVolumeRequest. Defaults to false (read/write).
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// fsType to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs".
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// volumeAttributes of the volume to publish.
-    #[serde(rename = "volumeAttributes", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub volume_attributes: ::std::collections::BTreeMap<String, String>,
     /// controllerPublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerPublishVolume and ControllerUnpublishVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    #[serde(rename = "controllerPublishSecretRef", skip_serializing_if = "Option::is_none")]
     pub controller_publish_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// nodeStageSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeStageVolume and NodeStageVolume and NodeUnstageVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    #[serde(rename = "nodeStageSecretRef", skip_serializing_if = "Option::is_none")]
     pub node_stage_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    #[serde(rename = "nodePublishSecretRef", skip_serializing_if = "Option::is_none")]
     pub node_publish_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// controllerExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerExpandVolume call. This field is optional, and may be empty if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    #[serde(rename = "controllerExpandSecretRef", skip_serializing_if = "Option::is_none")]
     pub controller_expand_secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// nodeExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeExpandVolume call. This field is optional, may be omitted if no secret is required. If the secret object contains more than one secret, all secrets are passed.
-    #[serde(rename = "nodeExpandSecretRef", skip_serializing_if = "Option::is_none")]
     pub node_expand_secret_ref: Option<crate::api::core::v1::SecretReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIPersistentVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w);
+        w.field("volumeHandle"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_handle, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.volume_attributes) { w.field("volumeAttributes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_attributes, w); }
+        if !Option::is_none(&self.controller_publish_secret_ref) { w.field("controllerPublishSecretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.controller_publish_secret_ref, w); }
+        if !Option::is_none(&self.node_stage_secret_ref) { w.field("nodeStageSecretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_stage_secret_ref, w); }
+        if !Option::is_none(&self.node_publish_secret_ref) { w.field("nodePublishSecretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_publish_secret_ref, w); }
+        if !Option::is_none(&self.controller_expand_secret_ref) { w.field("controllerExpandSecretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.controller_expand_secret_ref, w); }
+        if !Option::is_none(&self.node_expand_secret_ref) { w.field("nodeExpandSecretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_expand_secret_ref, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIPersistentVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIPersistentVolumeSource {
@@ -514,22 +648,36 @@ impl<'de> ::serde::Deserialize<'de> for CSIPersistentVolumeSource {
 /// Represents a source location of a volume to mount, managed by an external CSI driver
 ///
 /// Generated from `io.k8s.api.core.v1.CSIVolumeSource` (proto `k8s.io.api.core.v1.CSIVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIVolumeSource {
     /// driver is the name of the CSI driver that handles this volume. Consult with your admin for the correct name as registered in the cluster.
     pub driver: String,
     /// readOnly specifies a read-only configuration for the volume. Defaults to false (read/write).
-    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// fsType to mount. Ex. "ext4", "xfs", "ntfs". If not provided, the empty value is passed to the associated CSI driver which will determine the default filesystem to apply.
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
     /// volumeAttributes stores driver-specific properties that are passed to the CSI driver. Consult your driver's documentation for supported values.
-    #[serde(rename = "volumeAttributes", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub volume_attributes: ::std::collections::BTreeMap<String, String>,
     /// nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls. This field is optional, and  may be empty if no secret is required. If the secret object contains more than one secret, all secret references are passed.
-    #[serde(rename = "nodePublishSecretRef", skip_serializing_if = "Option::is_none")]
     pub node_publish_secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w);
+        if !Option::is_none(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !Option::is_none(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.volume_attributes) { w.field("volumeAttributes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_attributes, w); }
+        if !Option::is_none(&self.node_publish_secret_ref) { w.field("nodePublishSecretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_publish_secret_ref, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIVolumeSource {
@@ -569,14 +717,27 @@ impl<'de> ::serde::Deserialize<'de> for CSIVolumeSource {
 /// Adds and removes POSIX capabilities from running containers.
 ///
 /// Generated from `io.k8s.api.core.v1.Capabilities` (proto `k8s.io.api.core.v1.Capabilities`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Capabilities {
     /// Added capabilities
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub add: Vec<String>,
     /// Removed capabilities
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub drop: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Capabilities {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.add) { w.field("add"); ::kapi_apimachinery::write::WriteJson::write_json(&self.add, w); }
+        if !Vec::is_empty(&self.drop) { w.field("drop"); ::kapi_apimachinery::write::WriteJson::write_json(&self.drop, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Capabilities {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Capabilities {
@@ -610,26 +771,39 @@ impl<'de> ::serde::Deserialize<'de> for Capabilities {
 /// Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.CephFSPersistentVolumeSource` (proto `k8s.io.api.core.v1.CephFSPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CephFSPersistentVolumeSource {
     /// monitors is Required: Monitors is a collection of Ceph monitors More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub monitors: Vec<String>,
     /// path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
     /// user is Optional: User is the rados user name, default is admin More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub user: Option<String>,
     /// secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(rename = "secretFile", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub secret_file: Option<String>,
     /// secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CephFSPersistentVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("monitors"); ::kapi_apimachinery::go::vec_or_null(&self.monitors, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.user) { w.field("user"); ::kapi_apimachinery::write::WriteJson::write_json(&self.user, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.secret_file) { w.field("secretFile"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_file, w); }
+        if !Option::is_none(&self.secret_ref) { w.field("secretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_ref, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CephFSPersistentVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CephFSPersistentVolumeSource {
@@ -671,26 +845,39 @@ impl<'de> ::serde::Deserialize<'de> for CephFSPersistentVolumeSource {
 /// Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.CephFSVolumeSource` (proto `k8s.io.api.core.v1.CephFSVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CephFSVolumeSource {
     /// monitors is Required: Monitors is a collection of Ceph monitors More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub monitors: Vec<String>,
     /// path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
     /// user is optional: User is the rados user name, default is admin More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub user: Option<String>,
     /// secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(rename = "secretFile", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub secret_file: Option<String>,
     /// secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
     /// readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CephFSVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("monitors"); ::kapi_apimachinery::go::vec_or_null(&self.monitors, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.user) { w.field("user"); ::kapi_apimachinery::write::WriteJson::write_json(&self.user, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.secret_file) { w.field("secretFile"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_file, w); }
+        if !Option::is_none(&self.secret_ref) { w.field("secretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_ref, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CephFSVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CephFSVolumeSource {
@@ -732,20 +919,33 @@ impl<'de> ::serde::Deserialize<'de> for CephFSVolumeSource {
 /// Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting to a container. The volume must also be in the same region as the kubelet. Cinder volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.CinderPersistentVolumeSource` (proto `k8s.io.api.core.v1.CinderPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CinderPersistentVolumeSource {
     /// volumeID used to identify the volume in cinder. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(rename = "volumeID")]
     pub volume_id: String,
     /// fsType Filesystem type to mount. Must be a filesystem type supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// secretRef is Optional: points to a secret object containing parameters used to connect to OpenStack.
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CinderPersistentVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("volumeID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_id, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !Option::is_none(&self.secret_ref) { w.field("secretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_ref, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CinderPersistentVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CinderPersistentVolumeSource {
@@ -783,20 +983,33 @@ impl<'de> ::serde::Deserialize<'de> for CinderPersistentVolumeSource {
 /// Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting to a container. The volume must also be in the same region as the kubelet. Cinder volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.CinderVolumeSource` (proto `k8s.io.api.core.v1.CinderVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CinderVolumeSource {
     /// volumeID used to identify the volume in cinder. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(rename = "volumeID")]
     pub volume_id: String,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// secretRef is optional: points to a secret object containing parameters used to connect to OpenStack.
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CinderVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("volumeID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_id, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !Option::is_none(&self.secret_ref) { w.field("secretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_ref, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CinderVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CinderVolumeSource {
@@ -834,11 +1047,24 @@ impl<'de> ::serde::Deserialize<'de> for CinderVolumeSource {
 /// ClientIPConfig represents the configurations of Client IP based session affinity.
 ///
 /// Generated from `io.k8s.api.core.v1.ClientIPConfig` (proto `k8s.io.api.core.v1.ClientIPConfig`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClientIPConfig {
     /// timeoutSeconds specifies the seconds of ClientIP type session sticky time. The value must be >0 && <=86400(for 1 day) if ServiceAffinity == "ClientIP". Default value is 10800(for 3 hours).
-    #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ClientIPConfig {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.timeout_seconds) { w.field("timeoutSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.timeout_seconds, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ClientIPConfig {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ClientIPConfig {
@@ -870,22 +1096,36 @@ impl<'de> ::serde::Deserialize<'de> for ClientIPConfig {
 /// ClusterTrustBundleProjection describes how to select a set of ClusterTrustBundle objects and project their contents into the pod filesystem.
 ///
 /// Generated from `io.k8s.api.core.v1.ClusterTrustBundleProjection` (proto `k8s.io.api.core.v1.ClusterTrustBundleProjection`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterTrustBundleProjection {
     /// Select a single ClusterTrustBundle by object name.  Mutually-exclusive with signerName and labelSelector.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Select all ClusterTrustBundles that match this signer name. Mutually-exclusive with name.  The contents of all selected ClusterTrustBundles will be unified and deduplicated.
-    #[serde(rename = "signerName", skip_serializing_if = "Option::is_none")]
     pub signer_name: Option<String>,
     /// Select all ClusterTrustBundles that match this label selector.  Only has effect if signerName is set.  Mutually-exclusive with name.  If unset, interpreted as "match nothing".  If set but empty, interpreted as "match everything".
-    #[serde(rename = "labelSelector", skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// If true, don't block pod startup if the referenced ClusterTrustBundle(s) aren't available.  If using name, then the named ClusterTrustBundle is allowed not to exist.  If using signerName, then the combination of signerName and labelSelector is allowed to match zero ClusterTrustBundles.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
     /// Relative path from the volume root to write the bundle.
     pub path: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ClusterTrustBundleProjection {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Option::is_none(&self.signer_name) { w.field("signerName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.signer_name, w); }
+        if !Option::is_none(&self.label_selector) { w.field("labelSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.label_selector, w); }
+        if !Option::is_none(&self.optional) { w.field("optional"); ::kapi_apimachinery::write::WriteJson::write_json(&self.optional, w); }
+        w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ClusterTrustBundleProjection {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundleProjection {
@@ -925,18 +1165,33 @@ impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundleProjection {
 /// Information about the condition of a component.
 ///
 /// Generated from `io.k8s.api.core.v1.ComponentCondition` (proto `k8s.io.api.core.v1.ComponentCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ComponentCondition {
     /// Type of condition for a component. Valid value: "Healthy"
     pub r#type: String,
     /// Status of the condition for a component. Valid values for "Healthy": "True", "False", or "Unknown".
     pub status: String,
     /// Message about the condition for a component. For example, information about a health check.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// Condition error code for a component. For example, a health check error code.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub error: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ComponentCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.error) { w.field("error"); ::kapi_apimachinery::write::WriteJson::write_json(&self.error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ComponentCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ComponentCondition {
@@ -974,20 +1229,33 @@ impl<'de> ::serde::Deserialize<'de> for ComponentCondition {
 /// ComponentStatus (and ComponentStatusList) holds the cluster validation info. Deprecated: This API is deprecated in v1.19+
 ///
 /// Generated from `io.k8s.api.core.v1.ComponentStatus` (proto `k8s.io.api.core.v1.ComponentStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ComponentStatus {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// List of component conditions observed
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::core::v1::ComponentCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ComponentStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ComponentStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ComponentStatus {
@@ -1025,20 +1293,33 @@ impl<'de> ::serde::Deserialize<'de> for ComponentStatus {
 /// Status of all the conditions for the component as a list of ComponentStatus objects. Deprecated: This API is deprecated in v1.19+
 ///
 /// Generated from `io.k8s.api.core.v1.ComponentStatusList` (proto `k8s.io.api.core.v1.ComponentStatusList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ComponentStatusList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of ComponentStatus objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::ComponentStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ComponentStatusList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ComponentStatusList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ComponentStatusList {
@@ -1076,26 +1357,39 @@ impl<'de> ::serde::Deserialize<'de> for ComponentStatusList {
 /// ConfigMap holds configuration data for pods to consume.
 ///
 /// Generated from `io.k8s.api.core.v1.ConfigMap` (proto `k8s.io.api.core.v1.ConfigMap`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConfigMap {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Immutable, if set to true, ensures that data stored in the ConfigMap cannot be updated (only object metadata can be modified). If not set to true, the field can be modified at any time. Defaulted to nil.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub immutable: Option<bool>,
     /// Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub data: ::std::collections::BTreeMap<String, String>,
     /// BinaryData contains the binary data. Each key must consist of alphanumeric characters, '-', '_' or '.'. BinaryData can contain byte sequences that are not in the UTF-8 range. The keys stored in BinaryData must not overlap with the ones in the Data field, this is enforced during validation process. Using this field will require 1.10+ apiserver and kubelet.
-    #[serde(rename = "binaryData", skip_serializing_if = "::std::collections::BTreeMap::is_empty", serialize_with = "::kapi_apimachinery::serde_bytes::base64_map::serialize")]
     pub binary_data: ::std::collections::BTreeMap<String, Vec<u8>>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ConfigMap {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        if !Option::is_none(&self.immutable) { w.field("immutable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.immutable, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.data) { w.field("data"); ::kapi_apimachinery::write::WriteJson::write_json(&self.data, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.binary_data) { w.field("binaryData"); ::kapi_apimachinery::serde_bytes::base64_map::write(&self.binary_data, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ConfigMap {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ConfigMap {
@@ -1139,14 +1433,27 @@ impl<'de> ::serde::Deserialize<'de> for ConfigMap {
 /// The contents of the target ConfigMap's Data field will represent the key-value pairs as environment variables.
 ///
 /// Generated from `io.k8s.api.core.v1.ConfigMapEnvSource` (proto `k8s.io.api.core.v1.ConfigMapEnvSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConfigMapEnvSource {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// Specify whether the ConfigMap must be defined
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ConfigMapEnvSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Option::is_none(&self.optional) { w.field("optional"); ::kapi_apimachinery::write::WriteJson::write_json(&self.optional, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ConfigMapEnvSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ConfigMapEnvSource {
@@ -1180,16 +1487,30 @@ impl<'de> ::serde::Deserialize<'de> for ConfigMapEnvSource {
 /// Selects a key from a ConfigMap.
 ///
 /// Generated from `io.k8s.api.core.v1.ConfigMapKeySelector` (proto `k8s.io.api.core.v1.ConfigMapKeySelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConfigMapKeySelector {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// The key to select.
     pub key: String,
     /// Specify whether the ConfigMap or its key must be defined
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ConfigMapKeySelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w);
+        if !Option::is_none(&self.optional) { w.field("optional"); ::kapi_apimachinery::write::WriteJson::write_json(&self.optional, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ConfigMapKeySelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ConfigMapKeySelector {
@@ -1225,20 +1546,33 @@ impl<'de> ::serde::Deserialize<'de> for ConfigMapKeySelector {
 /// ConfigMapList is a resource containing a list of ConfigMap objects.
 ///
 /// Generated from `io.k8s.api.core.v1.ConfigMapList` (proto `k8s.io.api.core.v1.ConfigMapList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConfigMapList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of ConfigMaps.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::ConfigMap>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ConfigMapList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ConfigMapList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ConfigMapList {
@@ -1276,21 +1610,36 @@ impl<'de> ::serde::Deserialize<'de> for ConfigMapList {
 /// ConfigMapNodeConfigSource contains the information to reference a ConfigMap as a config source for the Node. This API is deprecated since 1.22: https://git.k8s.io/enhancements/keps/sig-node/281-dynamic-kubelet-configuration
 ///
 /// Generated from `io.k8s.api.core.v1.ConfigMapNodeConfigSource` (proto `k8s.io.api.core.v1.ConfigMapNodeConfigSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConfigMapNodeConfigSource {
     /// Namespace is the metadata.namespace of the referenced ConfigMap. This field is required in all cases.
     pub namespace: String,
     /// Name is the metadata.name of the referenced ConfigMap. This field is required in all cases.
     pub name: String,
     /// UID is the metadata.UID of the referenced ConfigMap. This field is forbidden in Node.Spec, and required in Node.Status.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
     /// ResourceVersion is the metadata.ResourceVersion of the referenced ConfigMap. This field is forbidden in Node.Spec, and required in Node.Status.
-    #[serde(rename = "resourceVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version: Option<String>,
     /// KubeletConfigKey declares which key of the referenced ConfigMap corresponds to the KubeletConfiguration structure This field is required in all cases.
-    #[serde(rename = "kubeletConfigKey")]
     pub kubelet_config_key: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ConfigMapNodeConfigSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w);
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.uid) { w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.resource_version) { w.field("resourceVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_version, w); }
+        w.field("kubeletConfigKey"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kubelet_config_key, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ConfigMapNodeConfigSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ConfigMapNodeConfigSource {
@@ -1332,17 +1681,30 @@ impl<'de> ::serde::Deserialize<'de> for ConfigMapNodeConfigSource {
 /// The contents of the target ConfigMap's Data field will be presented in a projected volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths. Note that this is identical to a configmap volume source without the default mode.
 ///
 /// Generated from `io.k8s.api.core.v1.ConfigMapProjection` (proto `k8s.io.api.core.v1.ConfigMapProjection`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConfigMapProjection {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the ConfigMap, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::api::core::v1::KeyToPath>,
     /// optional specify whether the ConfigMap or its keys must be defined
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ConfigMapProjection {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        if !Option::is_none(&self.optional) { w.field("optional"); ::kapi_apimachinery::write::WriteJson::write_json(&self.optional, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ConfigMapProjection {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ConfigMapProjection {
@@ -1380,20 +1742,33 @@ impl<'de> ::serde::Deserialize<'de> for ConfigMapProjection {
 /// The contents of the target ConfigMap's Data field will be presented in a volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths. ConfigMap volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.ConfigMapVolumeSource` (proto `k8s.io.api.core.v1.ConfigMapVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConfigMapVolumeSource {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the ConfigMap, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::api::core::v1::KeyToPath>,
     /// defaultMode is optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<i32>,
     /// optional specify whether the ConfigMap or its keys must be defined
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ConfigMapVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        if !Option::is_none(&self.default_mode) { w.field("defaultMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.default_mode, w); }
+        if !Option::is_none(&self.optional) { w.field("optional"); ::kapi_apimachinery::write::WriteJson::write_json(&self.optional, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ConfigMapVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ConfigMapVolumeSource {
@@ -1431,82 +1806,96 @@ impl<'de> ::serde::Deserialize<'de> for ConfigMapVolumeSource {
 /// A single application container that you want to run within a pod.
 ///
 /// Generated from `io.k8s.api.core.v1.Container` (proto `k8s.io.api.core.v1.Container`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Container {
     /// Name of the container specified as a DNS_LABEL. Each container in a pod must have a unique name (DNS_LABEL). Cannot be updated.
     pub name: String,
     /// Container image name. More info: https://kubernetes.io/docs/concepts/containers/images This field is optional to allow higher level config management to default or override container images in workload controllers like Deployments and StatefulSets.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub image: Option<String>,
     /// Entrypoint array. Not executed within a shell. The container image's ENTRYPOINT is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
     /// Arguments to the entrypoint. The container image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// Container's working directory. If not specified, the container runtime's default will be used, which might be configured in the container image. Cannot be updated.
-    #[serde(rename = "workingDir", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub working_dir: Option<String>,
     /// List of ports to expose from the container. Not specifying a port here DOES NOT prevent that port from being exposed. Any port which is listening on the default "0.0.0.0" address inside a container will be accessible from the network. Modifying this array with strategic merge patch may corrupt the data. For more information See https://github.com/kubernetes/kubernetes/issues/108255. Cannot be updated.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::core::v1::ContainerPort>,
     /// List of sources to populate environment variables in the container. The keys defined within a source may consist of any printable ASCII characters except '='. When a key exists in multiple sources, the value associated with the last source will take precedence. Values defined by an Env with a duplicate key will take precedence. Cannot be updated.
-    #[serde(rename = "envFrom", skip_serializing_if = "Vec::is_empty")]
     pub env_from: Vec<crate::api::core::v1::EnvFromSource>,
     /// List of environment variables to set in the container. Cannot be updated.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<crate::api::core::v1::EnvVar>,
     /// Compute Resources required by this container. Cannot be updated. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// Resources resize policy for the container. This field cannot be set on ephemeral containers.
-    #[serde(rename = "resizePolicy", skip_serializing_if = "Vec::is_empty")]
     pub resize_policy: Vec<crate::api::core::v1::ContainerResizePolicy>,
     /// RestartPolicy defines the restart behavior of individual containers in a pod. This overrides the pod-level restart policy. When this field is not specified, the restart behavior is defined by the Pod's restart policy and the container type. Additionally, setting the RestartPolicy as "Always" for the init container will have the following effect: this init container will be continually restarted on exit until all regular containers have terminated. Once all regular containers have completed, all init containers with restartPolicy "Always" will be shut down. This lifecycle differs from normal init containers and is often referred to as a "sidecar" container. Although this init container still starts in the init container sequence, it does not wait for the container to complete before proceeding to the next init container. Instead, the next init container starts immediately after this init container is started, or after any startupProbe has successfully completed.
-    #[serde(rename = "restartPolicy", skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
     /// Represents a list of rules to be checked to determine if the container should be restarted on exit. The rules are evaluated in order. Once a rule matches a container exit condition, the remaining rules are ignored. If no rule matches the container exit condition, the Container-level restart policy determines the whether the container is restarted or not. Constraints on the rules: - At most 20 rules are allowed. - Rules can have the same action. - Identical rules are not forbidden in validations. When rules are specified, container MUST set RestartPolicy explicitly even it if matches the Pod's RestartPolicy.
-    #[serde(rename = "restartPolicyRules", skip_serializing_if = "Vec::is_empty")]
     pub restart_policy_rules: Vec<crate::api::core::v1::ContainerRestartRule>,
     /// Pod volumes to mount into the container's filesystem. Cannot be updated.
-    #[serde(rename = "volumeMounts", skip_serializing_if = "Vec::is_empty")]
     pub volume_mounts: Vec<crate::api::core::v1::VolumeMount>,
     /// volumeDevices is the list of block devices to be used by the container.
-    #[serde(rename = "volumeDevices", skip_serializing_if = "Vec::is_empty")]
     pub volume_devices: Vec<crate::api::core::v1::VolumeDevice>,
     /// Periodic probe of container liveness. Container will be restarted if the probe fails. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
-    #[serde(rename = "livenessProbe", skip_serializing_if = "Option::is_none")]
     pub liveness_probe: Option<crate::api::core::v1::Probe>,
     /// Periodic probe of container service readiness. Container will be removed from service endpoints if the probe fails. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
-    #[serde(rename = "readinessProbe", skip_serializing_if = "Option::is_none")]
     pub readiness_probe: Option<crate::api::core::v1::Probe>,
     /// StartupProbe indicates that the Pod has successfully initialized. If specified, no other probes are executed until this completes successfully. If this probe fails, the Pod will be restarted, just as if the livenessProbe failed. This can be used to provide different probe parameters at the beginning of a Pod's lifecycle, when it might take a long time to load data or warm a cache, than during steady-state operation. This cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
-    #[serde(rename = "startupProbe", skip_serializing_if = "Option::is_none")]
     pub startup_probe: Option<crate::api::core::v1::Probe>,
     /// Actions that the management system should take in response to container lifecycle events. Cannot be updated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<crate::api::core::v1::Lifecycle>,
     /// Optional: Path at which the file to which the container's termination message will be written is mounted into the container's filesystem. Message written is intended to be brief final status, such as an assertion failure message. Will be truncated by the node if greater than 4096 bytes. The total message length across all containers will be limited to 12kb. Defaults to /dev/termination-log. Cannot be updated.
-    #[serde(rename = "terminationMessagePath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub termination_message_path: Option<String>,
     /// Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure. FallbackToLogsOnError will use the last chunk of container log output if the termination message file is empty and the container exited with an error. The log output is limited to 2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.
-    #[serde(rename = "terminationMessagePolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub termination_message_policy: Option<String>,
     /// Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: https://kubernetes.io/docs/concepts/containers/images#updating-images
-    #[serde(rename = "imagePullPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub image_pull_policy: Option<String>,
     /// SecurityContext defines the security options the container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext. More info: https://kubernetes.io/docs/tasks/configure-pod-container/security-context/
-    #[serde(rename = "securityContext", skip_serializing_if = "Option::is_none")]
     pub security_context: Option<crate::api::core::v1::SecurityContext>,
     /// Whether this container should allocate a buffer for stdin in the container runtime. If this is not set, reads from stdin in the container will always result in EOF. Default is false.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin: Option<bool>,
     /// Whether the container runtime should close the stdin channel after it has been opened by a single attach. When stdin is true the stdin stream will remain open across multiple attach sessions. If stdinOnce is set to true, stdin is opened on container start, is empty until the first client attaches to stdin, and then remains open and accepts data until the client disconnects, at which time stdin is closed and remains closed until the container is restarted. If this flag is false, a container processes that reads from stdin will never receive an EOF. Default is false
-    #[serde(rename = "stdinOnce", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin_once: Option<bool>,
     /// Whether this container should allocate a TTY for itself, also requires 'stdin' to be true. Default is false.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub tty: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Container {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.image) { w.field("image"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image, w); }
+        if !Vec::is_empty(&self.command) { w.field("command"); ::kapi_apimachinery::write::WriteJson::write_json(&self.command, w); }
+        if !Vec::is_empty(&self.args) { w.field("args"); ::kapi_apimachinery::write::WriteJson::write_json(&self.args, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.working_dir) { w.field("workingDir"); ::kapi_apimachinery::write::WriteJson::write_json(&self.working_dir, w); }
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        if !Vec::is_empty(&self.env_from) { w.field("envFrom"); ::kapi_apimachinery::write::WriteJson::write_json(&self.env_from, w); }
+        if !Vec::is_empty(&self.env) { w.field("env"); ::kapi_apimachinery::write::WriteJson::write_json(&self.env, w); }
+        w.field("resources"); ::kapi_apimachinery::go::opt_or_default(&self.resources, w);
+        if !Vec::is_empty(&self.resize_policy) { w.field("resizePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resize_policy, w); }
+        if !Option::is_none(&self.restart_policy) { w.field("restartPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.restart_policy, w); }
+        if !Vec::is_empty(&self.restart_policy_rules) { w.field("restartPolicyRules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.restart_policy_rules, w); }
+        if !Vec::is_empty(&self.volume_mounts) { w.field("volumeMounts"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_mounts, w); }
+        if !Vec::is_empty(&self.volume_devices) { w.field("volumeDevices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_devices, w); }
+        if !Option::is_none(&self.liveness_probe) { w.field("livenessProbe"); ::kapi_apimachinery::write::WriteJson::write_json(&self.liveness_probe, w); }
+        if !Option::is_none(&self.readiness_probe) { w.field("readinessProbe"); ::kapi_apimachinery::write::WriteJson::write_json(&self.readiness_probe, w); }
+        if !Option::is_none(&self.startup_probe) { w.field("startupProbe"); ::kapi_apimachinery::write::WriteJson::write_json(&self.startup_probe, w); }
+        if !Option::is_none(&self.lifecycle) { w.field("lifecycle"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lifecycle, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.termination_message_path) { w.field("terminationMessagePath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.termination_message_path, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.termination_message_policy) { w.field("terminationMessagePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.termination_message_policy, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.image_pull_policy) { w.field("imagePullPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image_pull_policy, w); }
+        if !Option::is_none(&self.security_context) { w.field("securityContext"); ::kapi_apimachinery::write::WriteJson::write_json(&self.security_context, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.stdin) { w.field("stdin"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stdin, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.stdin_once) { w.field("stdinOnce"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stdin_once, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.tty) { w.field("tty"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tty, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Container {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Container {
@@ -1586,17 +1975,30 @@ impl<'de> ::serde::Deserialize<'de> for Container {
 /// ContainerExtendedResourceRequest has the mapping of container name, extended resource name to the device request name.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerExtendedResourceRequest` (proto `k8s.io.api.core.v1.ContainerExtendedResourceRequest`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerExtendedResourceRequest {
     /// The name of the container requesting resources.
-    #[serde(rename = "containerName")]
     pub container_name: String,
     /// The name of the extended resource in that container which gets backed by DRA.
-    #[serde(rename = "resourceName")]
     pub resource_name: String,
     /// The name of the request in the special ResourceClaim which corresponds to the extended resource.
-    #[serde(rename = "requestName")]
     pub request_name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerExtendedResourceRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("containerName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container_name, w);
+        w.field("resourceName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_name, w);
+        w.field("requestName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.request_name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerExtendedResourceRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerExtendedResourceRequest {
@@ -1632,14 +2034,27 @@ impl<'de> ::serde::Deserialize<'de> for ContainerExtendedResourceRequest {
 /// Describe a container image
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerImage` (proto `k8s.io.api.core.v1.ContainerImage`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerImage {
     /// Names by which this image is known. e.g. ["kubernetes.example/hyperkube:v1.0.7", "cloud-vendor.registry.example/cloud-vendor/hyperkube:v1.0.7"]
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub names: Vec<String>,
     /// The size of the image in bytes.
-    #[serde(rename = "sizeBytes", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub size_bytes: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerImage {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("names"); ::kapi_apimachinery::go::vec_or_null(&self.names, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.size_bytes) { w.field("sizeBytes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.size_bytes, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerImage {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerImage {
@@ -1673,23 +2088,36 @@ impl<'de> ::serde::Deserialize<'de> for ContainerImage {
 /// ContainerPort represents a network port in a single container.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerPort` (proto `k8s.io.api.core.v1.ContainerPort`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerPort {
     /// If specified, this must be an IANA_SVC_NAME and unique within the pod. Each named port in a pod must have a unique name. Name for the port that can be referred to by services.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// Number of port to expose on the host. If specified, this must be a valid port number, 0 < x < 65536. If HostNetwork is specified, this must match ContainerPort. Most containers do not need this.
-    #[serde(rename = "hostPort", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host_port: Option<i32>,
     /// Number of port to expose on the pod's IP address. This must be a valid port number, 0 < x < 65536.
-    #[serde(rename = "containerPort")]
     pub container_port: i32,
     /// Protocol for port. Must be UDP, TCP, or SCTP. Defaults to "TCP".
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub protocol: Option<String>,
     /// What host IP to bind the external port to.
-    #[serde(rename = "hostIP", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host_ip: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerPort {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.host_port) { w.field("hostPort"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host_port, w); }
+        w.field("containerPort"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container_port, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.protocol) { w.field("protocol"); ::kapi_apimachinery::write::WriteJson::write_json(&self.protocol, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.host_ip) { w.field("hostIP"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host_ip, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerPort {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerPort {
@@ -1729,14 +2157,27 @@ impl<'de> ::serde::Deserialize<'de> for ContainerPort {
 /// ContainerResizePolicy represents resource resize policy for the container.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerResizePolicy` (proto `k8s.io.api.core.v1.ContainerResizePolicy`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerResizePolicy {
     /// Name of the resource to which this resource resize policy applies. Supported values: cpu, memory.
-    #[serde(rename = "resourceName")]
     pub resource_name: String,
     /// Restart policy to apply when specified resource is resized. If not specified, it defaults to NotRequired.
-    #[serde(rename = "restartPolicy")]
     pub restart_policy: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerResizePolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("resourceName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_name, w);
+        w.field("restartPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.restart_policy, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerResizePolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerResizePolicy {
@@ -1770,14 +2211,27 @@ impl<'de> ::serde::Deserialize<'de> for ContainerResizePolicy {
 /// ContainerRestartRule describes how a container exit is handled.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerRestartRule` (proto `k8s.io.api.core.v1.ContainerRestartRule`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerRestartRule {
     /// Specifies the action taken on a container exit if the requirements are satisfied. The only possible value is "Restart" to restart the container.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub action: String,
     /// Represents the exit codes to check on container exits.
-    #[serde(rename = "exitCodes", skip_serializing_if = "Option::is_none")]
     pub exit_codes: Option<crate::api::core::v1::ContainerRestartRuleOnExitCodes>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerRestartRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::is_zero(&self.action) { w.field("action"); ::kapi_apimachinery::write::WriteJson::write_json(&self.action, w); }
+        if !Option::is_none(&self.exit_codes) { w.field("exitCodes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exit_codes, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerRestartRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerRestartRule {
@@ -1811,17 +2265,30 @@ impl<'de> ::serde::Deserialize<'de> for ContainerRestartRule {
 /// ContainerRestartRuleOnExitCodes describes the condition for handling an exited container based on its exit codes.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes` (proto `k8s.io.api.core.v1.ContainerRestartRuleOnExitCodes`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerRestartRuleOnExitCodes {
     /// Represents the relationship between the container exit code(s) and the specified values. Possible values are: - In: the requirement is satisfied if the container exit code is in the
     ///   set of specified values.
     /// - NotIn: the requirement is satisfied if the container exit code is
     ///   not in the set of specified values.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub operator: String,
     /// Specifies the set of values to check for container exit codes. At most 255 elements are allowed.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerRestartRuleOnExitCodes {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::is_zero(&self.operator) { w.field("operator"); ::kapi_apimachinery::write::WriteJson::write_json(&self.operator, w); }
+        if !Vec::is_empty(&self.values) { w.field("values"); ::kapi_apimachinery::write::WriteJson::write_json(&self.values, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerRestartRuleOnExitCodes {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerRestartRuleOnExitCodes {
@@ -1855,17 +2322,30 @@ impl<'de> ::serde::Deserialize<'de> for ContainerRestartRuleOnExitCodes {
 /// ContainerState holds a possible state of container. Only one of its members may be specified. If none of them is specified, the default one is ContainerStateWaiting.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerState` (proto `k8s.io.api.core.v1.ContainerState`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerState {
     /// Details about a waiting container
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting: Option<crate::api::core::v1::ContainerStateWaiting>,
     /// Details about a running container
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub running: Option<crate::api::core::v1::ContainerStateRunning>,
     /// Details about a terminated container
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub terminated: Option<crate::api::core::v1::ContainerStateTerminated>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerState {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.waiting) { w.field("waiting"); ::kapi_apimachinery::write::WriteJson::write_json(&self.waiting, w); }
+        if !Option::is_none(&self.running) { w.field("running"); ::kapi_apimachinery::write::WriteJson::write_json(&self.running, w); }
+        if !Option::is_none(&self.terminated) { w.field("terminated"); ::kapi_apimachinery::write::WriteJson::write_json(&self.terminated, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerState {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerState {
@@ -1901,11 +2381,24 @@ impl<'de> ::serde::Deserialize<'de> for ContainerState {
 /// ContainerStateRunning is a running state of a container.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerStateRunning` (proto `k8s.io.api.core.v1.ContainerStateRunning`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerStateRunning {
     /// Time at which the container was last (re-)started
-    #[serde(rename = "startedAt", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub started_at: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerStateRunning {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("startedAt"); ::kapi_apimachinery::go::opt_or_default(&self.started_at, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerStateRunning {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerStateRunning {
@@ -1937,29 +2430,42 @@ impl<'de> ::serde::Deserialize<'de> for ContainerStateRunning {
 /// ContainerStateTerminated is a terminated state of a container.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerStateTerminated` (proto `k8s.io.api.core.v1.ContainerStateTerminated`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerStateTerminated {
     /// Exit status from the last termination of the container
-    #[serde(rename = "exitCode")]
     pub exit_code: i32,
     /// Signal from the last termination of the container
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub signal: Option<i32>,
     /// (brief) reason from the last termination of the container
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Message regarding the last termination of the container
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// Time at which previous execution of the container started
-    #[serde(rename = "startedAt", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub started_at: Option<::kapi_apimachinery::Time>,
     /// Time at which the container last terminated
-    #[serde(rename = "finishedAt", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub finished_at: Option<::kapi_apimachinery::Time>,
     /// Container's ID in the format '<type>://<container_id>'
-    #[serde(rename = "containerID", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub container_id: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerStateTerminated {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("exitCode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exit_code, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.signal) { w.field("signal"); ::kapi_apimachinery::write::WriteJson::write_json(&self.signal, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.field("startedAt"); ::kapi_apimachinery::go::opt_or_default(&self.started_at, w);
+        w.field("finishedAt"); ::kapi_apimachinery::go::opt_or_default(&self.finished_at, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.container_id) { w.field("containerID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container_id, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerStateTerminated {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerStateTerminated {
@@ -2003,14 +2509,27 @@ impl<'de> ::serde::Deserialize<'de> for ContainerStateTerminated {
 /// ContainerStateWaiting is a waiting state of a container.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerStateWaiting` (proto `k8s.io.api.core.v1.ContainerStateWaiting`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerStateWaiting {
     /// (brief) reason the container is not yet running.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Message regarding why the container is not yet running.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerStateWaiting {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerStateWaiting {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerStateWaiting {
@@ -2044,52 +2563,68 @@ impl<'de> ::serde::Deserialize<'de> for ContainerStateWaiting {
 /// ContainerStatus contains details for the current status of this container.
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerStatus` (proto `k8s.io.api.core.v1.ContainerStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerStatus {
     /// Name is a DNS_LABEL representing the unique name of the container. Each container in a pod must have a unique name across all container types. Cannot be updated.
     pub name: String,
     /// State holds details about the container's current condition.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub state: Option<crate::api::core::v1::ContainerState>,
     /// LastTerminationState holds the last termination state of the container to help debug container crashes and restarts. This field is not populated if the container is still running and RestartCount is 0.
-    #[serde(rename = "lastState", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_state: Option<crate::api::core::v1::ContainerState>,
     /// Ready specifies whether the container is currently passing its readiness check. The value will change as readiness probes keep executing. If no readiness probes are specified, this field defaults to true once the container is fully started (see Started field).
     ///
     /// The value is typically used to determine whether a container is ready to accept traffic.
     pub ready: bool,
     /// RestartCount holds the number of times the container has been restarted. Kubelet makes an effort to always increment the value, but there are cases when the state may be lost due to node restarts and then the value may be reset to 0. The value is never negative.
-    #[serde(rename = "restartCount")]
     pub restart_count: i32,
     /// Image is the name of container image that the container is running. The container image may not match the image used in the PodSpec, as it may have been resolved by the runtime. More info: https://kubernetes.io/docs/concepts/containers/images.
     pub image: String,
     /// ImageID is the image ID of the container's image. The image ID may not match the image ID of the image used in the PodSpec, as it may have been resolved by the runtime.
-    #[serde(rename = "imageID")]
     pub image_id: String,
     /// ContainerID is the ID of the container in the format '<type>://<container_id>'. Where type is a container runtime identifier, returned from Version call of CRI API (for example "containerd").
-    #[serde(rename = "containerID", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub container_id: Option<String>,
     /// Started indicates whether the container has finished its postStart lifecycle hook and passed its startup probe. Initialized as false, becomes true after startupProbe is considered successful. Resets to false when the container is restarted, or if kubelet loses state temporarily. In both cases, startup probes will run again. Is always true when no startupProbe is defined and container is running and has passed the postStart lifecycle hook. The null value must be treated the same as false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub started: Option<bool>,
     /// AllocatedResources represents the compute resources allocated for this container by the node. Kubelet sets this value to Container.Resources.Requests upon successful pod admission and after successfully admitting desired pod resize.
-    #[serde(rename = "allocatedResources", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub allocated_resources: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Resources represents the compute resource requests and limits that have been successfully enacted on the running container after it has been started or has been successfully resized.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// Status of volume mounts.
-    #[serde(rename = "volumeMounts", skip_serializing_if = "Vec::is_empty")]
     pub volume_mounts: Vec<crate::api::core::v1::VolumeMountStatus>,
     /// User represents user identity information initially attached to the first process of the container
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<crate::api::core::v1::ContainerUser>,
     /// AllocatedResourcesStatus represents the status of various resources allocated for this Pod.
-    #[serde(rename = "allocatedResourcesStatus", skip_serializing_if = "Vec::is_empty")]
     pub allocated_resources_status: Vec<crate::api::core::v1::ResourceStatus>,
     /// StopSignal reports the effective stop signal for this container
-    #[serde(rename = "stopSignal", skip_serializing_if = "Option::is_none")]
     pub stop_signal: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("state"); ::kapi_apimachinery::go::opt_or_default(&self.state, w);
+        w.field("lastState"); ::kapi_apimachinery::go::opt_or_default(&self.last_state, w);
+        w.field("ready"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ready, w);
+        w.field("restartCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.restart_count, w);
+        w.field("image"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image, w);
+        w.field("imageID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image_id, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.container_id) { w.field("containerID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container_id, w); }
+        if !Option::is_none(&self.started) { w.field("started"); ::kapi_apimachinery::write::WriteJson::write_json(&self.started, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.allocated_resources) { w.field("allocatedResources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocated_resources, w); }
+        if !Option::is_none(&self.resources) { w.field("resources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resources, w); }
+        if !Vec::is_empty(&self.volume_mounts) { w.field("volumeMounts"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_mounts, w); }
+        if !Option::is_none(&self.user) { w.field("user"); ::kapi_apimachinery::write::WriteJson::write_json(&self.user, w); }
+        if !Vec::is_empty(&self.allocated_resources_status) { w.field("allocatedResourcesStatus"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocated_resources_status, w); }
+        if !Option::is_none(&self.stop_signal) { w.field("stopSignal"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stop_signal, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerStatus {
@@ -2149,11 +2684,24 @@ impl<'de> ::serde::Deserialize<'de> for ContainerStatus {
 /// ContainerUser represents user identity information
 ///
 /// Generated from `io.k8s.api.core.v1.ContainerUser` (proto `k8s.io.api.core.v1.ContainerUser`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ContainerUser {
     /// Linux holds user identity information initially attached to the first process of the containers in Linux. Note that the actual running identity can be changed if the process has enough privilege to do so.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub linux: Option<crate::api::core::v1::LinuxContainerUser>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ContainerUser {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.linux) { w.field("linux"); ::kapi_apimachinery::write::WriteJson::write_json(&self.linux, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ContainerUser {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ContainerUser {
@@ -2185,11 +2733,24 @@ impl<'de> ::serde::Deserialize<'de> for ContainerUser {
 /// DaemonEndpoint contains information about a single Daemon endpoint.
 ///
 /// Generated from `io.k8s.api.core.v1.DaemonEndpoint` (proto `k8s.io.api.core.v1.DaemonEndpoint`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DaemonEndpoint {
     /// Port number of the given endpoint.
-    #[serde(rename = "Port")]
     pub port: i32,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DaemonEndpoint {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("Port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DaemonEndpoint {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DaemonEndpoint {
@@ -2221,11 +2782,24 @@ impl<'de> ::serde::Deserialize<'de> for DaemonEndpoint {
 /// Represents downward API info for projecting into a projected volume. Note that this is identical to a downwardAPI volume source without the default mode.
 ///
 /// Generated from `io.k8s.api.core.v1.DownwardAPIProjection` (proto `k8s.io.api.core.v1.DownwardAPIProjection`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DownwardAPIProjection {
     /// Items is a list of DownwardAPIVolume file
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::api::core::v1::DownwardAPIVolumeFile>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DownwardAPIProjection {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DownwardAPIProjection {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DownwardAPIProjection {
@@ -2257,19 +2831,33 @@ impl<'de> ::serde::Deserialize<'de> for DownwardAPIProjection {
 /// DownwardAPIVolumeFile represents information to create the file containing the pod field
 ///
 /// Generated from `io.k8s.api.core.v1.DownwardAPIVolumeFile` (proto `k8s.io.api.core.v1.DownwardAPIVolumeFile`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DownwardAPIVolumeFile {
     /// Required: Path is  the relative path name of the file to be created. Must not be absolute or contain the '..' path. Must be utf-8 encoded. The first item of the relative path must not start with '..'
     pub path: String,
     /// Required: Selects a field of the pod: only annotations, labels, name, namespace and uid are supported.
-    #[serde(rename = "fieldRef", skip_serializing_if = "Option::is_none")]
     pub field_ref: Option<crate::api::core::v1::ObjectFieldSelector>,
     /// Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, requests.cpu and requests.memory) are currently supported.
-    #[serde(rename = "resourceFieldRef", skip_serializing_if = "Option::is_none")]
     pub resource_field_ref: Option<crate::api::core::v1::ResourceFieldSelector>,
     /// Optional: mode bits used to set permissions on this file, must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. If not specified, the volume defaultMode will be used. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DownwardAPIVolumeFile {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w);
+        if !Option::is_none(&self.field_ref) { w.field("fieldRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_ref, w); }
+        if !Option::is_none(&self.resource_field_ref) { w.field("resourceFieldRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_field_ref, w); }
+        if !Option::is_none(&self.mode) { w.field("mode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.mode, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DownwardAPIVolumeFile {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DownwardAPIVolumeFile {
@@ -2307,14 +2895,27 @@ impl<'de> ::serde::Deserialize<'de> for DownwardAPIVolumeFile {
 /// DownwardAPIVolumeSource represents a volume containing downward API info. Downward API volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.DownwardAPIVolumeSource` (proto `k8s.io.api.core.v1.DownwardAPIVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DownwardAPIVolumeSource {
     /// Items is a list of downward API volume file
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::api::core::v1::DownwardAPIVolumeFile>,
     /// Optional: mode bits to use on created files by default. Must be a Optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DownwardAPIVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        if !Option::is_none(&self.default_mode) { w.field("defaultMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.default_mode, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DownwardAPIVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DownwardAPIVolumeSource {
@@ -2348,14 +2949,27 @@ impl<'de> ::serde::Deserialize<'de> for DownwardAPIVolumeSource {
 /// Represents an empty directory for a pod. Empty directory volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.EmptyDirVolumeSource` (proto `k8s.io.api.core.v1.EmptyDirVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EmptyDirVolumeSource {
     /// medium represents what type of storage medium should back this directory. The default is "" which means to use the node's default medium. Must be an empty string (default) or Memory. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub medium: Option<String>,
     /// sizeLimit is the total amount of local storage required for this EmptyDir volume. The size limit is also applicable for memory medium. The maximum usage on memory medium EmptyDir would be the minimum value between the SizeLimit specified here and the sum of memory limits of all containers in a pod. The default is nil which means that the limit is undefined. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir
-    #[serde(rename = "sizeLimit", skip_serializing_if = "Option::is_none")]
     pub size_limit: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EmptyDirVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.medium) { w.field("medium"); ::kapi_apimachinery::write::WriteJson::write_json(&self.medium, w); }
+        if !Option::is_none(&self.size_limit) { w.field("sizeLimit"); ::kapi_apimachinery::write::WriteJson::write_json(&self.size_limit, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EmptyDirVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EmptyDirVolumeSource {
@@ -2389,19 +3003,33 @@ impl<'de> ::serde::Deserialize<'de> for EmptyDirVolumeSource {
 /// EndpointAddress is a tuple that describes single IP address. Deprecated: This API is deprecated in v1.33+.
 ///
 /// Generated from `io.k8s.api.core.v1.EndpointAddress` (proto `k8s.io.api.core.v1.EndpointAddress`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointAddress {
     /// The IP of this endpoint. May not be loopback (127.0.0.0/8 or ::1), link-local (169.254.0.0/16 or fe80::/10), or link-local multicast (224.0.0.0/24 or ff02::/16).
     pub ip: String,
     /// The Hostname of this endpoint
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub hostname: Option<String>,
     /// Optional: Node hosting this endpoint. This can be used to determine endpoints local to a node.
-    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// Reference to object providing the endpoint.
-    #[serde(rename = "targetRef", skip_serializing_if = "Option::is_none")]
     pub target_ref: Option<crate::api::core::v1::ObjectReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EndpointAddress {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("ip"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ip, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.hostname) { w.field("hostname"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hostname, w); }
+        if !Option::is_none(&self.node_name) { w.field("nodeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_name, w); }
+        if !Option::is_none(&self.target_ref) { w.field("targetRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_ref, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EndpointAddress {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EndpointAddress {
@@ -2439,15 +3067,13 @@ impl<'de> ::serde::Deserialize<'de> for EndpointAddress {
 /// EndpointPort is a tuple that describes a single port. Deprecated: This API is deprecated in v1.33+.
 ///
 /// Generated from `io.k8s.api.core.v1.EndpointPort` (proto `k8s.io.api.core.v1.EndpointPort`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointPort {
     /// The name of this port.  This must match the 'name' field in the corresponding ServicePort. Must be a DNS_LABEL. Optional only if one port is defined.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// The port number of the endpoint.
     pub port: i32,
     /// The IP protocol for this port. Must be UDP, TCP, or SCTP. Default is TCP.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub protocol: Option<String>,
     /// The application protocol for this port. This is used as a hint for implementations to offer richer behavior for protocols that they understand. This field follows standard Kubernetes label syntax. Valid values are either:
     ///
@@ -2459,8 +3085,24 @@ pub struct EndpointPort {
     ///   * 'kubernetes.io/wss' - WebSocket over TLS as described in https://www.rfc-editor.org/rfc/rfc6455
     ///
     /// * Other protocols should use implementation-defined prefixed names such as mycompany.com/my-custom-protocol.
-    #[serde(rename = "appProtocol", skip_serializing_if = "Option::is_none")]
     pub app_protocol: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EndpointPort {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.protocol) { w.field("protocol"); ::kapi_apimachinery::write::WriteJson::write_json(&self.protocol, w); }
+        if !Option::is_none(&self.app_protocol) { w.field("appProtocol"); ::kapi_apimachinery::write::WriteJson::write_json(&self.app_protocol, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EndpointPort {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EndpointPort {
@@ -2510,17 +3152,30 @@ impl<'de> ::serde::Deserialize<'de> for EndpointPort {
 /// Deprecated: This API is deprecated in v1.33+.
 ///
 /// Generated from `io.k8s.api.core.v1.EndpointSubset` (proto `k8s.io.api.core.v1.EndpointSubset`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointSubset {
     /// IP addresses which offer the related ports that are marked as ready. These endpoints should be considered safe for load balancers and clients to utilize.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub addresses: Vec<crate::api::core::v1::EndpointAddress>,
     /// IP addresses which offer the related ports but are not currently marked as ready because they have not yet finished starting, have recently failed a readiness check, or have recently failed a liveness check.
-    #[serde(rename = "notReadyAddresses", skip_serializing_if = "Vec::is_empty")]
     pub not_ready_addresses: Vec<crate::api::core::v1::EndpointAddress>,
     /// Port numbers available on the related IP addresses.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::core::v1::EndpointPort>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EndpointSubset {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.addresses) { w.field("addresses"); ::kapi_apimachinery::write::WriteJson::write_json(&self.addresses, w); }
+        if !Vec::is_empty(&self.not_ready_addresses) { w.field("notReadyAddresses"); ::kapi_apimachinery::write::WriteJson::write_json(&self.not_ready_addresses, w); }
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EndpointSubset {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EndpointSubset {
@@ -2572,20 +3227,33 @@ impl<'de> ::serde::Deserialize<'de> for EndpointSubset {
 /// Deprecated: This API is deprecated in v1.33+. Use discoveryv1.EndpointSlice.
 ///
 /// Generated from `io.k8s.api.core.v1.Endpoints` (proto `k8s.io.api.core.v1.Endpoints`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Endpoints {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub subsets: Vec<crate::api::core::v1::EndpointSubset>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Endpoints {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        if !Vec::is_empty(&self.subsets) { w.field("subsets"); ::kapi_apimachinery::write::WriteJson::write_json(&self.subsets, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Endpoints {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Endpoints {
@@ -2623,20 +3291,33 @@ impl<'de> ::serde::Deserialize<'de> for Endpoints {
 /// EndpointsList is a list of endpoints. Deprecated: This API is deprecated in v1.33+.
 ///
 /// Generated from `io.k8s.api.core.v1.EndpointsList` (proto `k8s.io.api.core.v1.EndpointsList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointsList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of endpoints.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::Endpoints>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EndpointsList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EndpointsList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EndpointsList {
@@ -2674,17 +3355,30 @@ impl<'de> ::serde::Deserialize<'de> for EndpointsList {
 /// EnvFromSource represents the source of a set of ConfigMaps or Secrets
 ///
 /// Generated from `io.k8s.api.core.v1.EnvFromSource` (proto `k8s.io.api.core.v1.EnvFromSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EnvFromSource {
     /// Optional text to prepend to the name of each environment variable. May consist of any printable ASCII characters except '='.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub prefix: Option<String>,
     /// The ConfigMap to select from
-    #[serde(rename = "configMapRef", skip_serializing_if = "Option::is_none")]
     pub config_map_ref: Option<crate::api::core::v1::ConfigMapEnvSource>,
     /// The Secret to select from
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretEnvSource>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EnvFromSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.prefix) { w.field("prefix"); ::kapi_apimachinery::write::WriteJson::write_json(&self.prefix, w); }
+        if !Option::is_none(&self.config_map_ref) { w.field("configMapRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.config_map_ref, w); }
+        if !Option::is_none(&self.secret_ref) { w.field("secretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_ref, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EnvFromSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EnvFromSource {
@@ -2720,16 +3414,30 @@ impl<'de> ::serde::Deserialize<'de> for EnvFromSource {
 /// EnvVar represents an environment variable present in a Container.
 ///
 /// Generated from `io.k8s.api.core.v1.EnvVar` (proto `k8s.io.api.core.v1.EnvVar`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EnvVar {
     /// Name of the environment variable. May consist of any printable ASCII characters except '='.
     pub name: String,
     /// Variable references $(VAR_NAME) are expanded using the previously defined environment variables in the container and any service environment variables. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Defaults to "".
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub value: Option<String>,
     /// Source for the environment variable's value. Cannot be used if value is not empty.
-    #[serde(rename = "valueFrom", skip_serializing_if = "Option::is_none")]
     pub value_from: Option<crate::api::core::v1::EnvVarSource>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EnvVar {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.value) { w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w); }
+        if !Option::is_none(&self.value_from) { w.field("valueFrom"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value_from, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EnvVar {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EnvVar {
@@ -2765,23 +3473,36 @@ impl<'de> ::serde::Deserialize<'de> for EnvVar {
 /// EnvVarSource represents a source for the value of an EnvVar.
 ///
 /// Generated from `io.k8s.api.core.v1.EnvVarSource` (proto `k8s.io.api.core.v1.EnvVarSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EnvVarSource {
     /// Selects a field of the pod: supports metadata.name, metadata.namespace, `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`, spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.
-    #[serde(rename = "fieldRef", skip_serializing_if = "Option::is_none")]
     pub field_ref: Option<crate::api::core::v1::ObjectFieldSelector>,
     /// Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and requests.ephemeral-storage) are currently supported.
-    #[serde(rename = "resourceFieldRef", skip_serializing_if = "Option::is_none")]
     pub resource_field_ref: Option<crate::api::core::v1::ResourceFieldSelector>,
     /// Selects a key of a ConfigMap.
-    #[serde(rename = "configMapKeyRef", skip_serializing_if = "Option::is_none")]
     pub config_map_key_ref: Option<crate::api::core::v1::ConfigMapKeySelector>,
     /// Selects a key of a secret in the pod's namespace
-    #[serde(rename = "secretKeyRef", skip_serializing_if = "Option::is_none")]
     pub secret_key_ref: Option<crate::api::core::v1::SecretKeySelector>,
     /// FileKeyRef selects a key of the env file. Requires the EnvFiles feature gate to be enabled.
-    #[serde(rename = "fileKeyRef", skip_serializing_if = "Option::is_none")]
     pub file_key_ref: Option<crate::api::core::v1::FileKeySelector>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EnvVarSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.field_ref) { w.field("fieldRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_ref, w); }
+        if !Option::is_none(&self.resource_field_ref) { w.field("resourceFieldRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_field_ref, w); }
+        if !Option::is_none(&self.config_map_key_ref) { w.field("configMapKeyRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.config_map_key_ref, w); }
+        if !Option::is_none(&self.secret_key_ref) { w.field("secretKeyRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_key_ref, w); }
+        if !Option::is_none(&self.file_key_ref) { w.field("fileKeyRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.file_key_ref, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EnvVarSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EnvVarSource {
@@ -2823,87 +3544,101 @@ impl<'de> ::serde::Deserialize<'de> for EnvVarSource {
 /// To add an ephemeral container, use the ephemeralcontainers subresource of an existing Pod. Ephemeral containers may not be removed or restarted.
 ///
 /// Generated from `io.k8s.api.core.v1.EphemeralContainer` (proto `k8s.io.api.core.v1.EphemeralContainer`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EphemeralContainer {
     /// Name of the ephemeral container specified as a DNS_LABEL. This name must be unique among all containers, init containers and ephemeral containers.
     pub name: String,
     /// Container image name. More info: https://kubernetes.io/docs/concepts/containers/images
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub image: Option<String>,
     /// Entrypoint array. Not executed within a shell. The image's ENTRYPOINT is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
     /// Arguments to the entrypoint. The image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// Container's working directory. If not specified, the container runtime's default will be used, which might be configured in the container image. Cannot be updated.
-    #[serde(rename = "workingDir", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub working_dir: Option<String>,
     /// Ports are not allowed for ephemeral containers.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::core::v1::ContainerPort>,
     /// List of sources to populate environment variables in the container. The keys defined within a source may consist of any printable ASCII characters except '='. When a key exists in multiple sources, the value associated with the last source will take precedence. Values defined by an Env with a duplicate key will take precedence. Cannot be updated.
-    #[serde(rename = "envFrom", skip_serializing_if = "Vec::is_empty")]
     pub env_from: Vec<crate::api::core::v1::EnvFromSource>,
     /// List of environment variables to set in the container. Cannot be updated.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<crate::api::core::v1::EnvVar>,
     /// Resources are not allowed for ephemeral containers. Ephemeral containers use spare resources already allocated to the pod.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// Resources resize policy for the container.
-    #[serde(rename = "resizePolicy", skip_serializing_if = "Vec::is_empty")]
     pub resize_policy: Vec<crate::api::core::v1::ContainerResizePolicy>,
     /// Restart policy for the container to manage the restart behavior of each container within a pod. You cannot set this field on ephemeral containers.
-    #[serde(rename = "restartPolicy", skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
     /// Represents a list of rules to be checked to determine if the container should be restarted on exit. You cannot set this field on ephemeral containers.
-    #[serde(rename = "restartPolicyRules", skip_serializing_if = "Vec::is_empty")]
     pub restart_policy_rules: Vec<crate::api::core::v1::ContainerRestartRule>,
     /// Pod volumes to mount into the container's filesystem. Subpath mounts are not allowed for ephemeral containers. Cannot be updated.
-    #[serde(rename = "volumeMounts", skip_serializing_if = "Vec::is_empty")]
     pub volume_mounts: Vec<crate::api::core::v1::VolumeMount>,
     /// volumeDevices is the list of block devices to be used by the container.
-    #[serde(rename = "volumeDevices", skip_serializing_if = "Vec::is_empty")]
     pub volume_devices: Vec<crate::api::core::v1::VolumeDevice>,
     /// Probes are not allowed for ephemeral containers.
-    #[serde(rename = "livenessProbe", skip_serializing_if = "Option::is_none")]
     pub liveness_probe: Option<crate::api::core::v1::Probe>,
     /// Probes are not allowed for ephemeral containers.
-    #[serde(rename = "readinessProbe", skip_serializing_if = "Option::is_none")]
     pub readiness_probe: Option<crate::api::core::v1::Probe>,
     /// Probes are not allowed for ephemeral containers.
-    #[serde(rename = "startupProbe", skip_serializing_if = "Option::is_none")]
     pub startup_probe: Option<crate::api::core::v1::Probe>,
     /// Lifecycle is not allowed for ephemeral containers.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<crate::api::core::v1::Lifecycle>,
     /// Optional: Path at which the file to which the container's termination message will be written is mounted into the container's filesystem. Message written is intended to be brief final status, such as an assertion failure message. Will be truncated by the node if greater than 4096 bytes. The total message length across all containers will be limited to 12kb. Defaults to /dev/termination-log. Cannot be updated.
-    #[serde(rename = "terminationMessagePath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub termination_message_path: Option<String>,
     /// Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure. FallbackToLogsOnError will use the last chunk of container log output if the termination message file is empty and the container exited with an error. The log output is limited to 2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.
-    #[serde(rename = "terminationMessagePolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub termination_message_policy: Option<String>,
     /// Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: https://kubernetes.io/docs/concepts/containers/images#updating-images
-    #[serde(rename = "imagePullPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub image_pull_policy: Option<String>,
     /// Optional: SecurityContext defines the security options the ephemeral container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext.
-    #[serde(rename = "securityContext", skip_serializing_if = "Option::is_none")]
     pub security_context: Option<crate::api::core::v1::SecurityContext>,
     /// Whether this container should allocate a buffer for stdin in the container runtime. If this is not set, reads from stdin in the container will always result in EOF. Default is false.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin: Option<bool>,
     /// Whether the container runtime should close the stdin channel after it has been opened by a single attach. When stdin is true the stdin stream will remain open across multiple attach sessions. If stdinOnce is set to true, stdin is opened on container start, is empty until the first client attaches to stdin, and then remains open and accepts data until the client disconnects, at which time stdin is closed and remains closed until the container is restarted. If this flag is false, a container processes that reads from stdin will never receive an EOF. Default is false
-    #[serde(rename = "stdinOnce", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin_once: Option<bool>,
     /// Whether this container should allocate a TTY for itself, also requires 'stdin' to be true. Default is false.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub tty: Option<bool>,
     /// If set, the name of the container from PodSpec that this ephemeral container targets. The ephemeral container will be run in the namespaces (IPC, PID, etc) of this container. If not set then the ephemeral container uses the namespaces configured in the Pod spec.
     ///
     /// The container runtime must implement support for this feature. If the runtime does not support namespace targeting then the result of setting this field is undefined.
-    #[serde(rename = "targetContainerName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub target_container_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EphemeralContainer {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.image) { w.field("image"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image, w); }
+        if !Vec::is_empty(&self.command) { w.field("command"); ::kapi_apimachinery::write::WriteJson::write_json(&self.command, w); }
+        if !Vec::is_empty(&self.args) { w.field("args"); ::kapi_apimachinery::write::WriteJson::write_json(&self.args, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.working_dir) { w.field("workingDir"); ::kapi_apimachinery::write::WriteJson::write_json(&self.working_dir, w); }
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        if !Vec::is_empty(&self.env_from) { w.field("envFrom"); ::kapi_apimachinery::write::WriteJson::write_json(&self.env_from, w); }
+        if !Vec::is_empty(&self.env) { w.field("env"); ::kapi_apimachinery::write::WriteJson::write_json(&self.env, w); }
+        w.field("resources"); ::kapi_apimachinery::go::opt_or_default(&self.resources, w);
+        if !Vec::is_empty(&self.resize_policy) { w.field("resizePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resize_policy, w); }
+        if !Option::is_none(&self.restart_policy) { w.field("restartPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.restart_policy, w); }
+        if !Vec::is_empty(&self.restart_policy_rules) { w.field("restartPolicyRules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.restart_policy_rules, w); }
+        if !Vec::is_empty(&self.volume_mounts) { w.field("volumeMounts"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_mounts, w); }
+        if !Vec::is_empty(&self.volume_devices) { w.field("volumeDevices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_devices, w); }
+        if !Option::is_none(&self.liveness_probe) { w.field("livenessProbe"); ::kapi_apimachinery::write::WriteJson::write_json(&self.liveness_probe, w); }
+        if !Option::is_none(&self.readiness_probe) { w.field("readinessProbe"); ::kapi_apimachinery::write::WriteJson::write_json(&self.readiness_probe, w); }
+        if !Option::is_none(&self.startup_probe) { w.field("startupProbe"); ::kapi_apimachinery::write::WriteJson::write_json(&self.startup_probe, w); }
+        if !Option::is_none(&self.lifecycle) { w.field("lifecycle"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lifecycle, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.termination_message_path) { w.field("terminationMessagePath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.termination_message_path, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.termination_message_policy) { w.field("terminationMessagePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.termination_message_policy, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.image_pull_policy) { w.field("imagePullPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image_pull_policy, w); }
+        if !Option::is_none(&self.security_context) { w.field("securityContext"); ::kapi_apimachinery::write::WriteJson::write_json(&self.security_context, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.stdin) { w.field("stdin"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stdin, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.stdin_once) { w.field("stdinOnce"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stdin_once, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.tty) { w.field("tty"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tty, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.target_container_name) { w.field("targetContainerName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_container_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EphemeralContainer {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EphemeralContainer {
@@ -2988,15 +3723,13 @@ impl<'de> ::serde::Deserialize<'de> for EphemeralContainer {
 /// When a new field is added to Container it must be added here as well.
 ///
 /// Generated from proto `k8s.io.api.core.v1.EphemeralContainerCommon`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EphemeralContainerCommon {
     /// Name of the ephemeral container specified as a DNS_LABEL.
     /// This name must be unique among all containers, init containers and ephemeral containers.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// Container image name.
     /// More info: https://kubernetes.io/docs/concepts/containers/images
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub image: Option<String>,
     /// Entrypoint array. Not executed within a shell.
     /// The image's ENTRYPOINT is used if this is not provided.
@@ -3008,7 +3741,6 @@ pub struct EphemeralContainerCommon {
     /// More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
     /// Arguments to the entrypoint.
     /// The image's CMD is used if this is not provided.
@@ -3020,14 +3752,12 @@ pub struct EphemeralContainerCommon {
     /// More info: https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// Container's working directory.
     /// If not specified, the container runtime's default will be used, which
     /// might be configured in the container image.
     /// Cannot be updated.
     /// +optional
-    #[serde(rename = "workingDir", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub working_dir: Option<String>,
     /// Ports are not allowed for ephemeral containers.
     /// +optional
@@ -3036,7 +3766,6 @@ pub struct EphemeralContainerCommon {
     /// +listType=map
     /// +listMapKey=containerPort
     /// +listMapKey=protocol
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::core::v1::ContainerPort>,
     /// List of sources to populate environment variables in the container.
     /// The keys defined within a source may consist of any printable ASCII characters except '='.
@@ -3046,7 +3775,6 @@ pub struct EphemeralContainerCommon {
     /// Cannot be updated.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "envFrom", skip_serializing_if = "Vec::is_empty")]
     pub env_from: Vec<crate::api::core::v1::EnvFromSource>,
     /// List of environment variables to set in the container.
     /// Cannot be updated.
@@ -3055,24 +3783,20 @@ pub struct EphemeralContainerCommon {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=name
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<crate::api::core::v1::EnvVar>,
     /// Resources are not allowed for ephemeral containers. Ephemeral containers use spare resources
     /// already allocated to the pod.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// Resources resize policy for the container.
     /// +featureGate=InPlacePodVerticalScaling
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "resizePolicy", skip_serializing_if = "Vec::is_empty")]
     pub resize_policy: Vec<crate::api::core::v1::ContainerResizePolicy>,
     /// Restart policy for the container to manage the restart behavior of each
     /// container within a pod.
     /// You cannot set this field on ephemeral containers.
     /// +optional
-    #[serde(rename = "restartPolicy", skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
     /// Represents a list of rules to be checked to determine if the
     /// container should be restarted on exit. You cannot set this field on
@@ -3080,7 +3804,6 @@ pub struct EphemeralContainerCommon {
     /// +featureGate=ContainerRestartRules
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "restartPolicyRules", skip_serializing_if = "Vec::is_empty")]
     pub restart_policy_rules: Vec<crate::api::core::v1::ContainerRestartRule>,
     /// Pod volumes to mount into the container's filesystem. Subpath mounts are not allowed for ephemeral containers.
     /// Cannot be updated.
@@ -3089,7 +3812,6 @@ pub struct EphemeralContainerCommon {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=mountPath
-    #[serde(rename = "volumeMounts", skip_serializing_if = "Vec::is_empty")]
     pub volume_mounts: Vec<crate::api::core::v1::VolumeMount>,
     /// volumeDevices is the list of block devices to be used by the container.
     /// +patchMergeKey=devicePath
@@ -3097,23 +3819,18 @@ pub struct EphemeralContainerCommon {
     /// +listType=map
     /// +listMapKey=devicePath
     /// +optional
-    #[serde(rename = "volumeDevices", skip_serializing_if = "Vec::is_empty")]
     pub volume_devices: Vec<crate::api::core::v1::VolumeDevice>,
     /// Probes are not allowed for ephemeral containers.
     /// +optional
-    #[serde(rename = "livenessProbe", skip_serializing_if = "Option::is_none")]
     pub liveness_probe: Option<crate::api::core::v1::Probe>,
     /// Probes are not allowed for ephemeral containers.
     /// +optional
-    #[serde(rename = "readinessProbe", skip_serializing_if = "Option::is_none")]
     pub readiness_probe: Option<crate::api::core::v1::Probe>,
     /// Probes are not allowed for ephemeral containers.
     /// +optional
-    #[serde(rename = "startupProbe", skip_serializing_if = "Option::is_none")]
     pub startup_probe: Option<crate::api::core::v1::Probe>,
     /// Lifecycle is not allowed for ephemeral containers.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<crate::api::core::v1::Lifecycle>,
     /// Optional: Path at which the file to which the container's termination message
     /// will be written is mounted into the container's filesystem.
@@ -3123,7 +3840,6 @@ pub struct EphemeralContainerCommon {
     /// Defaults to /dev/termination-log.
     /// Cannot be updated.
     /// +optional
-    #[serde(rename = "terminationMessagePath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub termination_message_path: Option<String>,
     /// Indicate how the termination message should be populated. File will use the contents of
     /// terminationMessagePath to populate the container status message on both success and failure.
@@ -3133,7 +3849,6 @@ pub struct EphemeralContainerCommon {
     /// Defaults to File.
     /// Cannot be updated.
     /// +optional
-    #[serde(rename = "terminationMessagePolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub termination_message_policy: Option<String>,
     /// Image pull policy.
     /// One of Always, Never, IfNotPresent.
@@ -3141,18 +3856,15 @@ pub struct EphemeralContainerCommon {
     /// Cannot be updated.
     /// More info: https://kubernetes.io/docs/concepts/containers/images#updating-images
     /// +optional
-    #[serde(rename = "imagePullPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub image_pull_policy: Option<String>,
     /// Optional: SecurityContext defines the security options the ephemeral container should be run with.
     /// If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext.
     /// +optional
-    #[serde(rename = "securityContext", skip_serializing_if = "Option::is_none")]
     pub security_context: Option<crate::api::core::v1::SecurityContext>,
     /// Whether this container should allocate a buffer for stdin in the container runtime. If this
     /// is not set, reads from stdin in the container will always result in EOF.
     /// Default is false.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin: Option<bool>,
     /// Whether the container runtime should close the stdin channel after it has been opened by
     /// a single attach. When stdin is true the stdin stream will remain open across multiple attach
@@ -3162,13 +3874,49 @@ pub struct EphemeralContainerCommon {
     /// flag is false, a container processes that reads from stdin will never receive an EOF.
     /// Default is false
     /// +optional
-    #[serde(rename = "stdinOnce", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin_once: Option<bool>,
     /// Whether this container should allocate a TTY for itself, also requires 'stdin' to be true.
     /// Default is false.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub tty: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EphemeralContainerCommon {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.image) { w.field("image"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image, w); }
+        if !Vec::is_empty(&self.command) { w.field("command"); ::kapi_apimachinery::write::WriteJson::write_json(&self.command, w); }
+        if !Vec::is_empty(&self.args) { w.field("args"); ::kapi_apimachinery::write::WriteJson::write_json(&self.args, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.working_dir) { w.field("workingDir"); ::kapi_apimachinery::write::WriteJson::write_json(&self.working_dir, w); }
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        if !Vec::is_empty(&self.env_from) { w.field("envFrom"); ::kapi_apimachinery::write::WriteJson::write_json(&self.env_from, w); }
+        if !Vec::is_empty(&self.env) { w.field("env"); ::kapi_apimachinery::write::WriteJson::write_json(&self.env, w); }
+        w.field("resources"); ::kapi_apimachinery::go::opt_or_default(&self.resources, w);
+        if !Vec::is_empty(&self.resize_policy) { w.field("resizePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resize_policy, w); }
+        if !Option::is_none(&self.restart_policy) { w.field("restartPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.restart_policy, w); }
+        if !Vec::is_empty(&self.restart_policy_rules) { w.field("restartPolicyRules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.restart_policy_rules, w); }
+        if !Vec::is_empty(&self.volume_mounts) { w.field("volumeMounts"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_mounts, w); }
+        if !Vec::is_empty(&self.volume_devices) { w.field("volumeDevices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_devices, w); }
+        if !Option::is_none(&self.liveness_probe) { w.field("livenessProbe"); ::kapi_apimachinery::write::WriteJson::write_json(&self.liveness_probe, w); }
+        if !Option::is_none(&self.readiness_probe) { w.field("readinessProbe"); ::kapi_apimachinery::write::WriteJson::write_json(&self.readiness_probe, w); }
+        if !Option::is_none(&self.startup_probe) { w.field("startupProbe"); ::kapi_apimachinery::write::WriteJson::write_json(&self.startup_probe, w); }
+        if !Option::is_none(&self.lifecycle) { w.field("lifecycle"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lifecycle, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.termination_message_path) { w.field("terminationMessagePath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.termination_message_path, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.termination_message_policy) { w.field("terminationMessagePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.termination_message_policy, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.image_pull_policy) { w.field("imagePullPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image_pull_policy, w); }
+        if !Option::is_none(&self.security_context) { w.field("securityContext"); ::kapi_apimachinery::write::WriteJson::write_json(&self.security_context, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.stdin) { w.field("stdin"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stdin, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.stdin_once) { w.field("stdinOnce"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stdin_once, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.tty) { w.field("tty"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tty, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EphemeralContainerCommon {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EphemeralContainerCommon {
@@ -3248,7 +3996,7 @@ impl<'de> ::serde::Deserialize<'de> for EphemeralContainerCommon {
 /// Represents an ephemeral volume that is handled by a normal storage driver.
 ///
 /// Generated from `io.k8s.api.core.v1.EphemeralVolumeSource` (proto `k8s.io.api.core.v1.EphemeralVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EphemeralVolumeSource {
     /// Will be used to create a stand-alone PVC to provision the volume. The pod in which this EphemeralVolumeSource is embedded will be the owner of the PVC, i.e. the PVC will be deleted together with the pod.  The name of the PVC will be `<pod name>-<volume name>` where `<volume name>` is the name from the `PodSpec.Volumes` array entry. Pod validation will reject the pod if the concatenated name is not valid for a PVC (for example, too long).
     ///
@@ -3257,8 +4005,21 @@ pub struct EphemeralVolumeSource {
     /// This field is read-only and no changes will be made by Kubernetes to the PVC after it has been created.
     ///
     /// Required, must not be nil.
-    #[serde(rename = "volumeClaimTemplate", skip_serializing_if = "Option::is_none")]
     pub volume_claim_template: Option<crate::api::core::v1::PersistentVolumeClaimTemplate>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EphemeralVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.volume_claim_template) { w.field("volumeClaimTemplate"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_claim_template, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EphemeralVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EphemeralVolumeSource {
@@ -3290,58 +4051,72 @@ impl<'de> ::serde::Deserialize<'de> for EphemeralVolumeSource {
 /// Event is a report of an event somewhere in the cluster.  Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.
 ///
 /// Generated from `io.k8s.api.core.v1.Event` (proto `k8s.io.api.core.v1.Event`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Event {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// The object that this event is about.
-    #[serde(rename = "involvedObject")]
     pub involved_object: crate::api::core::v1::ObjectReference,
     /// This should be a short, machine understandable string that gives the reason for the transition into the object's current status.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human-readable description of the status of this operation.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// The component reporting this event. Should be a short machine understandable string.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub source: Option<crate::api::core::v1::EventSource>,
     /// The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)
-    #[serde(rename = "firstTimestamp", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub first_timestamp: Option<::kapi_apimachinery::Time>,
     /// The time at which the most recent occurrence of this event was recorded.
-    #[serde(rename = "lastTimestamp", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_timestamp: Option<::kapi_apimachinery::Time>,
     /// The number of times this event has occurred.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub count: Option<i32>,
     /// Type of this event (Normal, Warning), new types could be added in the future
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// Time when this Event was first observed.
-    #[serde(rename = "eventTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub event_time: Option<::kapi_apimachinery::MicroTime>,
     /// Data about the Event series this event represents or nil if it's a singleton Event.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<crate::api::core::v1::EventSeries>,
     /// What action was taken/failed regarding to the Regarding object.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub action: Option<String>,
     /// Optional secondary object for more complex actions.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub related: Option<crate::api::core::v1::ObjectReference>,
     /// Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.
-    #[serde(rename = "reportingComponent", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub reporting_component: Option<String>,
     /// ID of the controller instance, e.g. `kubelet-xyzf`.
-    #[serde(rename = "reportingInstance", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub reporting_instance: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Event {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w);
+        w.field("involvedObject"); ::kapi_apimachinery::write::WriteJson::write_json(&self.involved_object, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.field("source"); ::kapi_apimachinery::go::opt_or_default(&self.source, w);
+        w.field("firstTimestamp"); ::kapi_apimachinery::go::opt_or_default(&self.first_timestamp, w);
+        w.field("lastTimestamp"); ::kapi_apimachinery::go::opt_or_default(&self.last_timestamp, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.count) { w.field("count"); ::kapi_apimachinery::write::WriteJson::write_json(&self.count, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        w.field("eventTime"); ::kapi_apimachinery::go::opt_or_default(&self.event_time, w);
+        if !Option::is_none(&self.series) { w.field("series"); ::kapi_apimachinery::write::WriteJson::write_json(&self.series, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.action) { w.field("action"); ::kapi_apimachinery::write::WriteJson::write_json(&self.action, w); }
+        if !Option::is_none(&self.related) { w.field("related"); ::kapi_apimachinery::write::WriteJson::write_json(&self.related, w); }
+        w.field("reportingComponent"); ::kapi_apimachinery::go::opt_or_default(&self.reporting_component, w);
+        w.field("reportingInstance"); ::kapi_apimachinery::go::opt_or_default(&self.reporting_instance, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Event {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Event {
@@ -3405,20 +4180,33 @@ impl<'de> ::serde::Deserialize<'de> for Event {
 /// EventList is a list of events.
 ///
 /// Generated from `io.k8s.api.core.v1.EventList` (proto `k8s.io.api.core.v1.EventList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EventList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of events
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::Event>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EventList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EventList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EventList {
@@ -3456,14 +4244,27 @@ impl<'de> ::serde::Deserialize<'de> for EventList {
 /// EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time.
 ///
 /// Generated from `io.k8s.api.core.v1.EventSeries` (proto `k8s.io.api.core.v1.EventSeries`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EventSeries {
     /// Number of occurrences in this series up to the last heartbeat time
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub count: Option<i32>,
     /// Time of the last occurrence observed
-    #[serde(rename = "lastObservedTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_observed_time: Option<::kapi_apimachinery::MicroTime>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EventSeries {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.count) { w.field("count"); ::kapi_apimachinery::write::WriteJson::write_json(&self.count, w); }
+        w.field("lastObservedTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_observed_time, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EventSeries {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EventSeries {
@@ -3497,14 +4298,27 @@ impl<'de> ::serde::Deserialize<'de> for EventSeries {
 /// EventSource contains information for an event.
 ///
 /// Generated from `io.k8s.api.core.v1.EventSource` (proto `k8s.io.api.core.v1.EventSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EventSource {
     /// Component from which the event is generated.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub component: Option<String>,
     /// Node name on which the event is generated.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EventSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.component) { w.field("component"); ::kapi_apimachinery::write::WriteJson::write_json(&self.component, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.host) { w.field("host"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EventSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EventSource {
@@ -3538,11 +4352,24 @@ impl<'de> ::serde::Deserialize<'de> for EventSource {
 /// ExecAction describes a "run in container" action.
 ///
 /// Generated from `io.k8s.api.core.v1.ExecAction` (proto `k8s.io.api.core.v1.ExecAction`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExecAction {
     /// Command is the command line to execute inside the container, the working directory for the command  is root ('/') in the container's filesystem. The command is simply exec'd, it is not run inside a shell, so traditional shell instructions ('|', etc) won't work. To use a shell, you need to explicitly call out to that shell. Exit status of 0 is treated as live/healthy and non-zero is unhealthy.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExecAction {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.command) { w.field("command"); ::kapi_apimachinery::write::WriteJson::write_json(&self.command, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExecAction {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExecAction {
@@ -3574,23 +4401,36 @@ impl<'de> ::serde::Deserialize<'de> for ExecAction {
 /// Represents a Fibre Channel volume. Fibre Channel volumes can only be mounted as read/write once. Fibre Channel volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.FCVolumeSource` (proto `k8s.io.api.core.v1.FCVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FCVolumeSource {
     /// targetWWNs is Optional: FC target worldwide names (WWNs)
-    #[serde(rename = "targetWWNs", skip_serializing_if = "Vec::is_empty")]
     pub target_wwns: Vec<String>,
     /// lun is Optional: FC target lun number
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lun: Option<i32>,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// wwids Optional: FC volume world wide identifiers (wwids) Either wwids or combination of targetWWNs and lun must be set, but not both simultaneously.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub wwids: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FCVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.target_wwns) { w.field("targetWWNs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_wwns, w); }
+        if !Option::is_none(&self.lun) { w.field("lun"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lun, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !Vec::is_empty(&self.wwids) { w.field("wwids"); ::kapi_apimachinery::write::WriteJson::write_json(&self.wwids, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FCVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FCVolumeSource {
@@ -3630,10 +4470,9 @@ impl<'de> ::serde::Deserialize<'de> for FCVolumeSource {
 /// FileKeySelector selects a key of the env file.
 ///
 /// Generated from `io.k8s.api.core.v1.FileKeySelector` (proto `k8s.io.api.core.v1.FileKeySelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FileKeySelector {
     /// The name of the volume mount containing the env file.
-    #[serde(rename = "volumeName")]
     pub volume_name: String,
     /// The path within the volume from which to select the file. Must be relative and may not contain the '..' path or start with '..'.
     pub path: String,
@@ -3642,8 +4481,24 @@ pub struct FileKeySelector {
     /// Specify whether the file or its key must be defined. If the file or key does not exist, then the env var is not published. If optional is set to true and the specified key does not exist, the environment variable will not be set in the Pod's containers.
     ///
     /// If optional is set to false and the specified key does not exist, an error will be returned during Pod creation.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FileKeySelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("volumeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_name, w);
+        w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w);
+        w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w);
+        if !Option::is_none(&self.optional) { w.field("optional"); ::kapi_apimachinery::write::WriteJson::write_json(&self.optional, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FileKeySelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FileKeySelector {
@@ -3681,22 +4536,36 @@ impl<'de> ::serde::Deserialize<'de> for FileKeySelector {
 /// FlexPersistentVolumeSource represents a generic persistent volume resource that is provisioned/attached using an exec based plugin.
 ///
 /// Generated from `io.k8s.api.core.v1.FlexPersistentVolumeSource` (proto `k8s.io.api.core.v1.FlexPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlexPersistentVolumeSource {
     /// driver is the name of the driver to use for this volume.
     pub driver: String,
     /// fsType is the Filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". The default filesystem depends on FlexVolume script.
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// secretRef is Optional: SecretRef is reference to the secret object containing sensitive information to pass to the plugin scripts. This may be empty if no secret object is specified. If the secret object contains more than one secret, all secrets are passed to the plugin scripts.
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// options is Optional: this field holds extra command options if any.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub options: ::std::collections::BTreeMap<String, String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FlexPersistentVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !Option::is_none(&self.secret_ref) { w.field("secretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_ref, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.options) { w.field("options"); ::kapi_apimachinery::write::WriteJson::write_json(&self.options, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FlexPersistentVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FlexPersistentVolumeSource {
@@ -3736,22 +4605,36 @@ impl<'de> ::serde::Deserialize<'de> for FlexPersistentVolumeSource {
 /// FlexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin.
 ///
 /// Generated from `io.k8s.api.core.v1.FlexVolumeSource` (proto `k8s.io.api.core.v1.FlexVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlexVolumeSource {
     /// driver is the name of the driver to use for this volume.
     pub driver: String,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". The default filesystem depends on FlexVolume script.
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// secretRef is Optional: secretRef is reference to the secret object containing sensitive information to pass to the plugin scripts. This may be empty if no secret object is specified. If the secret object contains more than one secret, all secrets are passed to the plugin scripts.
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
     /// readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// options is Optional: this field holds extra command options if any.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub options: ::std::collections::BTreeMap<String, String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FlexVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !Option::is_none(&self.secret_ref) { w.field("secretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_ref, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.options) { w.field("options"); ::kapi_apimachinery::write::WriteJson::write_json(&self.options, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FlexVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FlexVolumeSource {
@@ -3791,14 +4674,27 @@ impl<'de> ::serde::Deserialize<'de> for FlexVolumeSource {
 /// Represents a Flocker volume mounted by the Flocker agent. One and only one of datasetName and datasetUUID should be set. Flocker volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.FlockerVolumeSource` (proto `k8s.io.api.core.v1.FlockerVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlockerVolumeSource {
     /// datasetName is Name of the dataset stored as metadata -> name on the dataset for Flocker should be considered as deprecated
-    #[serde(rename = "datasetName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub dataset_name: Option<String>,
     /// datasetUUID is the UUID of the dataset. This is unique identifier of a Flocker dataset
-    #[serde(rename = "datasetUUID", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub dataset_uuid: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FlockerVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.dataset_name) { w.field("datasetName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.dataset_name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.dataset_uuid) { w.field("datasetUUID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.dataset_uuid, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FlockerVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FlockerVolumeSource {
@@ -3834,20 +4730,33 @@ impl<'de> ::serde::Deserialize<'de> for FlockerVolumeSource {
 /// A GCE PD must exist before mounting to a container. The disk must also be in the same GCE project and zone as the kubelet. A GCE PD can only be mounted as read/write once or read-only many times. GCE PDs support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.GCEPersistentDiskVolumeSource` (proto `k8s.io.api.core.v1.GCEPersistentDiskVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GCEPersistentDiskVolumeSource {
     /// pdName is unique name of the PD resource in GCE. Used to identify the disk in GCE. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(rename = "pdName")]
     pub pd_name: String,
     /// fsType is filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// partition is the partition in the volume that you want to mount. If omitted, the default is to mount by volume name. Examples: For volume /dev/sda1, you specify the partition as "1". Similarly, the volume partition for /dev/sda is "0" (or you can leave the property empty). More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub partition: Option<i32>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GCEPersistentDiskVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("pdName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pd_name, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.partition) { w.field("partition"); ::kapi_apimachinery::write::WriteJson::write_json(&self.partition, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GCEPersistentDiskVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GCEPersistentDiskVolumeSource {
@@ -3885,7 +4794,7 @@ impl<'de> ::serde::Deserialize<'de> for GCEPersistentDiskVolumeSource {
 /// GRPCAction specifies an action involving a GRPC service.
 ///
 /// Generated from `io.k8s.api.core.v1.GRPCAction` (proto `k8s.io.api.core.v1.GRPCAction`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GRPCAction {
     /// Port number of the gRPC service. Number must be in the range 1 to 65535.
     pub port: i32,
@@ -3893,6 +4802,21 @@ pub struct GRPCAction {
     ///
     /// If this is not specified, the default behavior is defined by gRPC.
     pub service: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GRPCAction {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w);
+        w.field("service"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GRPCAction {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GRPCAction {
@@ -3928,16 +4852,30 @@ impl<'de> ::serde::Deserialize<'de> for GRPCAction {
 /// DEPRECATED: GitRepo is deprecated. To provision a container with a git repo, mount an EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir into the Pod's container.
 ///
 /// Generated from `io.k8s.api.core.v1.GitRepoVolumeSource` (proto `k8s.io.api.core.v1.GitRepoVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GitRepoVolumeSource {
     /// repository is the URL
     pub repository: String,
     /// revision is the commit hash for the specified revision.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub revision: Option<String>,
     /// directory is the target directory name. Must not contain or start with '..'.  If '.' is supplied, the volume directory will be the git repository.  Otherwise, if specified, the volume will contain the git repository in the subdirectory with the given name.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub directory: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GitRepoVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("repository"); ::kapi_apimachinery::write::WriteJson::write_json(&self.repository, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.revision) { w.field("revision"); ::kapi_apimachinery::write::WriteJson::write_json(&self.revision, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.directory) { w.field("directory"); ::kapi_apimachinery::write::WriteJson::write_json(&self.directory, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GitRepoVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GitRepoVolumeSource {
@@ -3973,18 +4911,33 @@ impl<'de> ::serde::Deserialize<'de> for GitRepoVolumeSource {
 /// Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.GlusterfsPersistentVolumeSource` (proto `k8s.io.api.core.v1.GlusterfsPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GlusterfsPersistentVolumeSource {
     /// endpoints is the endpoint name that details Glusterfs topology. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
     pub endpoints: String,
     /// path is the Glusterfs volume path. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
     pub path: String,
     /// readOnly here will force the Glusterfs volume to be mounted with read-only permissions. Defaults to false. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// endpointsNamespace is the namespace that contains Glusterfs endpoint. If this field is empty, the EndpointNamespace defaults to the same namespace as the bound PVC. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
-    #[serde(rename = "endpointsNamespace", skip_serializing_if = "Option::is_none")]
     pub endpoints_namespace: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GlusterfsPersistentVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("endpoints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.endpoints, w);
+        w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !Option::is_none(&self.endpoints_namespace) { w.field("endpointsNamespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.endpoints_namespace, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GlusterfsPersistentVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GlusterfsPersistentVolumeSource {
@@ -4022,15 +4975,30 @@ impl<'de> ::serde::Deserialize<'de> for GlusterfsPersistentVolumeSource {
 /// Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.GlusterfsVolumeSource` (proto `k8s.io.api.core.v1.GlusterfsVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GlusterfsVolumeSource {
     /// endpoints is the endpoint name that details Glusterfs topology.
     pub endpoints: String,
     /// path is the Glusterfs volume path. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
     pub path: String,
     /// readOnly here will force the Glusterfs volume to be mounted with read-only permissions. Defaults to false. More info: https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GlusterfsVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("endpoints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.endpoints, w);
+        w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GlusterfsVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GlusterfsVolumeSource {
@@ -4066,22 +5034,36 @@ impl<'de> ::serde::Deserialize<'de> for GlusterfsVolumeSource {
 /// HTTPGetAction describes an action based on HTTP Get requests.
 ///
 /// Generated from `io.k8s.api.core.v1.HTTPGetAction` (proto `k8s.io.api.core.v1.HTTPGetAction`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HTTPGetAction {
     /// Path to access on the HTTP server.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
     /// Name or number of the port to access on the container. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME.
     pub port: ::kapi_apimachinery::IntOrString,
     /// Host name to connect to, defaults to the pod IP. You probably want to set "Host" in httpHeaders instead.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host: Option<String>,
     /// Scheme to use for connecting to the host. Defaults to HTTP.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub scheme: Option<String>,
     /// Custom headers to set in the request. HTTP allows repeated headers.
-    #[serde(rename = "httpHeaders", skip_serializing_if = "Vec::is_empty")]
     pub http_headers: Vec<crate::api::core::v1::HTTPHeader>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HTTPGetAction {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.host) { w.field("host"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.scheme) { w.field("scheme"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scheme, w); }
+        if !Vec::is_empty(&self.http_headers) { w.field("httpHeaders"); ::kapi_apimachinery::write::WriteJson::write_json(&self.http_headers, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HTTPGetAction {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HTTPGetAction {
@@ -4121,12 +5103,27 @@ impl<'de> ::serde::Deserialize<'de> for HTTPGetAction {
 /// HTTPHeader describes a custom header to be used in HTTP probes
 ///
 /// Generated from `io.k8s.api.core.v1.HTTPHeader` (proto `k8s.io.api.core.v1.HTTPHeader`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HTTPHeader {
     /// The header field name. This will be canonicalized upon output, so case-variant names will be understood as the same header.
     pub name: String,
     /// The header field value
     pub value: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HTTPHeader {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HTTPHeader {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HTTPHeader {
@@ -4160,13 +5157,27 @@ impl<'de> ::serde::Deserialize<'de> for HTTPHeader {
 /// HostAlias holds the mapping between IP and hostnames that will be injected as an entry in the pod's hosts file.
 ///
 /// Generated from `io.k8s.api.core.v1.HostAlias` (proto `k8s.io.api.core.v1.HostAlias`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HostAlias {
     /// IP address of the host file entry.
     pub ip: String,
     /// Hostnames for the above IP address.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hostnames: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HostAlias {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("ip"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ip, w);
+        if !Vec::is_empty(&self.hostnames) { w.field("hostnames"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hostnames, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HostAlias {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HostAlias {
@@ -4200,10 +5211,24 @@ impl<'de> ::serde::Deserialize<'de> for HostAlias {
 /// HostIP represents a single IP address allocated to the host.
 ///
 /// Generated from `io.k8s.api.core.v1.HostIP` (proto `k8s.io.api.core.v1.HostIP`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HostIP {
     /// IP is the IP address assigned to the host
     pub ip: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HostIP {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("ip"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ip, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HostIP {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HostIP {
@@ -4235,13 +5260,27 @@ impl<'de> ::serde::Deserialize<'de> for HostIP {
 /// Represents a host path mapped into a pod. Host path volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.HostPathVolumeSource` (proto `k8s.io.api.core.v1.HostPathVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HostPathVolumeSource {
     /// path of the directory on the host. If the path is a symlink, it will follow the link to the real path. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
     pub path: String,
     /// type for HostPath Volume Defaults to "" More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HostPathVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w);
+        if !Option::is_none(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HostPathVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HostPathVolumeSource {
@@ -4275,39 +5314,54 @@ impl<'de> ::serde::Deserialize<'de> for HostPathVolumeSource {
 /// ISCSIPersistentVolumeSource represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.ISCSIPersistentVolumeSource` (proto `k8s.io.api.core.v1.ISCSIPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ISCSIPersistentVolumeSource {
     /// targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
-    #[serde(rename = "targetPortal")]
     pub target_portal: String,
     /// iqn is Target iSCSI Qualified Name.
     pub iqn: String,
     /// lun is iSCSI Target Lun number.
     pub lun: i32,
     /// iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default' (tcp).
-    #[serde(rename = "iscsiInterface", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub iscsi_interface: Option<String>,
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#iscsi
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// portals is the iSCSI Target Portal List. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub portals: Vec<String>,
     /// chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication
-    #[serde(rename = "chapAuthDiscovery", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub chap_auth_discovery: Option<bool>,
     /// chapAuthSession defines whether support iSCSI Session CHAP authentication
-    #[serde(rename = "chapAuthSession", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub chap_auth_session: Option<bool>,
     /// secretRef is the CHAP Secret for iSCSI target and initiator authentication
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// initiatorName is the custom iSCSI Initiator Name. If initiatorName is specified with iscsiInterface simultaneously, new iSCSI interface <target portal>:<volume name> will be created for the connection.
-    #[serde(rename = "initiatorName", skip_serializing_if = "Option::is_none")]
     pub initiator_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ISCSIPersistentVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("targetPortal"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_portal, w);
+        w.field("iqn"); ::kapi_apimachinery::write::WriteJson::write_json(&self.iqn, w);
+        w.field("lun"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lun, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.iscsi_interface) { w.field("iscsiInterface"); ::kapi_apimachinery::write::WriteJson::write_json(&self.iscsi_interface, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !Vec::is_empty(&self.portals) { w.field("portals"); ::kapi_apimachinery::write::WriteJson::write_json(&self.portals, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.chap_auth_discovery) { w.field("chapAuthDiscovery"); ::kapi_apimachinery::write::WriteJson::write_json(&self.chap_auth_discovery, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.chap_auth_session) { w.field("chapAuthSession"); ::kapi_apimachinery::write::WriteJson::write_json(&self.chap_auth_session, w); }
+        if !Option::is_none(&self.secret_ref) { w.field("secretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_ref, w); }
+        if !Option::is_none(&self.initiator_name) { w.field("initiatorName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.initiator_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ISCSIPersistentVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ISCSIPersistentVolumeSource {
@@ -4359,39 +5413,54 @@ impl<'de> ::serde::Deserialize<'de> for ISCSIPersistentVolumeSource {
 /// Represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.ISCSIVolumeSource` (proto `k8s.io.api.core.v1.ISCSIVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ISCSIVolumeSource {
     /// targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
-    #[serde(rename = "targetPortal")]
     pub target_portal: String,
     /// iqn is the target iSCSI Qualified Name.
     pub iqn: String,
     /// lun represents iSCSI Target Lun number.
     pub lun: i32,
     /// iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default' (tcp).
-    #[serde(rename = "iscsiInterface", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub iscsi_interface: Option<String>,
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#iscsi
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// portals is the iSCSI Target Portal List. The portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub portals: Vec<String>,
     /// chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication
-    #[serde(rename = "chapAuthDiscovery", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub chap_auth_discovery: Option<bool>,
     /// chapAuthSession defines whether support iSCSI Session CHAP authentication
-    #[serde(rename = "chapAuthSession", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub chap_auth_session: Option<bool>,
     /// secretRef is the CHAP Secret for iSCSI target and initiator authentication
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
     /// initiatorName is the custom iSCSI Initiator Name. If initiatorName is specified with iscsiInterface simultaneously, new iSCSI interface <target portal>:<volume name> will be created for the connection.
-    #[serde(rename = "initiatorName", skip_serializing_if = "Option::is_none")]
     pub initiator_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ISCSIVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("targetPortal"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_portal, w);
+        w.field("iqn"); ::kapi_apimachinery::write::WriteJson::write_json(&self.iqn, w);
+        w.field("lun"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lun, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.iscsi_interface) { w.field("iscsiInterface"); ::kapi_apimachinery::write::WriteJson::write_json(&self.iscsi_interface, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !Vec::is_empty(&self.portals) { w.field("portals"); ::kapi_apimachinery::write::WriteJson::write_json(&self.portals, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.chap_auth_discovery) { w.field("chapAuthDiscovery"); ::kapi_apimachinery::write::WriteJson::write_json(&self.chap_auth_discovery, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.chap_auth_session) { w.field("chapAuthSession"); ::kapi_apimachinery::write::WriteJson::write_json(&self.chap_auth_session, w); }
+        if !Option::is_none(&self.secret_ref) { w.field("secretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_ref, w); }
+        if !Option::is_none(&self.initiator_name) { w.field("initiatorName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.initiator_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ISCSIVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ISCSIVolumeSource {
@@ -4443,14 +5512,27 @@ impl<'de> ::serde::Deserialize<'de> for ISCSIVolumeSource {
 /// ImageVolumeSource represents a image volume resource.
 ///
 /// Generated from `io.k8s.api.core.v1.ImageVolumeSource` (proto `k8s.io.api.core.v1.ImageVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ImageVolumeSource {
     /// Required: Image or artifact reference to be used. Behaves in the same way as pod.spec.containers[*].image. Pull secrets will be assembled in the same way as for the container image by looking up node credentials, SA image pull secrets, and pod spec image pull secrets. More info: https://kubernetes.io/docs/concepts/containers/images This field is optional to allow higher level config management to default or override container images in workload controllers like Deployments and StatefulSets.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reference: Option<String>,
     /// Policy for pulling OCI objects. Possible values are: Always: the kubelet always attempts to pull the reference. Container creation will fail If the pull fails. Never: the kubelet never pulls the reference and only uses a local image or artifact. Container creation will fail if the reference isn't present. IfNotPresent: the kubelet pulls if the reference isn't already present on disk. Container creation will fail if the reference isn't present and the pull fails. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise.
-    #[serde(rename = "pullPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub pull_policy: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ImageVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reference) { w.field("reference"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reference, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.pull_policy) { w.field("pullPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pull_policy, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ImageVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ImageVolumeSource {
@@ -4484,11 +5566,24 @@ impl<'de> ::serde::Deserialize<'de> for ImageVolumeSource {
 /// ImageVolumeStatus represents the image-based volume status.
 ///
 /// Generated from `io.k8s.api.core.v1.ImageVolumeStatus` (proto `k8s.io.api.core.v1.ImageVolumeStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ImageVolumeStatus {
     /// ImageRef is the digest of the image used for this volume. It should have a value that's similar to the pod's status.containerStatuses[i].imageID. The ImageRef length should not exceed 256 characters.
-    #[serde(rename = "imageRef", skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub image_ref: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ImageVolumeStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::is_zero(&self.image_ref) { w.field("imageRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image_ref, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ImageVolumeStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ImageVolumeStatus {
@@ -4520,15 +5615,30 @@ impl<'de> ::serde::Deserialize<'de> for ImageVolumeStatus {
 /// Maps a string key to a path within a volume.
 ///
 /// Generated from `io.k8s.api.core.v1.KeyToPath` (proto `k8s.io.api.core.v1.KeyToPath`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct KeyToPath {
     /// key is the key to project.
     pub key: String,
     /// path is the relative path of the file to map the key to. May not be an absolute path. May not contain the path element '..'. May not start with the string '..'.
     pub path: String,
     /// mode is Optional: mode bits used to set permissions on this file. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. If not specified, the volume defaultMode will be used. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for KeyToPath {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w);
+        w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w);
+        if !Option::is_none(&self.mode) { w.field("mode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.mode, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for KeyToPath {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for KeyToPath {
@@ -4564,17 +5674,30 @@ impl<'de> ::serde::Deserialize<'de> for KeyToPath {
 /// Lifecycle describes actions that the management system should take in response to container lifecycle events. For the PostStart and PreStop lifecycle handlers, management of the container blocks until the action is complete, unless the container process fails, in which case the handler is aborted.
 ///
 /// Generated from `io.k8s.api.core.v1.Lifecycle` (proto `k8s.io.api.core.v1.Lifecycle`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Lifecycle {
     /// PostStart is called immediately after a container is created. If the handler fails, the container is terminated and restarted according to its restart policy. Other management of the container blocks until the hook completes. More info: https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#container-hooks
-    #[serde(rename = "postStart", skip_serializing_if = "Option::is_none")]
     pub post_start: Option<crate::api::core::v1::LifecycleHandler>,
     /// PreStop is called immediately before a container is terminated due to an API request or management event such as liveness/startup probe failure, preemption, resource contention, etc. The handler is not called if the container crashes or exits. The Pod's termination grace period countdown begins before the PreStop hook is executed. Regardless of the outcome of the handler, the container will eventually terminate within the Pod's termination grace period (unless delayed by finalizers). Other management of the container blocks until the hook completes or until the termination grace period is reached. More info: https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#container-hooks
-    #[serde(rename = "preStop", skip_serializing_if = "Option::is_none")]
     pub pre_stop: Option<crate::api::core::v1::LifecycleHandler>,
     /// StopSignal defines which signal will be sent to a container when it is being stopped. If not specified, the default is defined by the container runtime in use. StopSignal can only be set for Pods with a non-empty .spec.os.name
-    #[serde(rename = "stopSignal", skip_serializing_if = "Option::is_none")]
     pub stop_signal: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Lifecycle {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.post_start) { w.field("postStart"); ::kapi_apimachinery::write::WriteJson::write_json(&self.post_start, w); }
+        if !Option::is_none(&self.pre_stop) { w.field("preStop"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pre_stop, w); }
+        if !Option::is_none(&self.stop_signal) { w.field("stopSignal"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stop_signal, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Lifecycle {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Lifecycle {
@@ -4610,20 +5733,33 @@ impl<'de> ::serde::Deserialize<'de> for Lifecycle {
 /// LifecycleHandler defines a specific action that should be taken in a lifecycle hook. One and only one of the fields, except TCPSocket must be specified.
 ///
 /// Generated from `io.k8s.api.core.v1.LifecycleHandler` (proto `k8s.io.api.core.v1.LifecycleHandler`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LifecycleHandler {
     /// Exec specifies a command to execute in the container.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exec: Option<crate::api::core::v1::ExecAction>,
     /// HTTPGet specifies an HTTP GET request to perform.
-    #[serde(rename = "httpGet", skip_serializing_if = "Option::is_none")]
     pub http_get: Option<crate::api::core::v1::HTTPGetAction>,
     /// Deprecated. TCPSocket is NOT supported as a LifecycleHandler and kept for backward compatibility. There is no validation of this field and lifecycle hooks will fail at runtime when it is specified.
-    #[serde(rename = "tcpSocket", skip_serializing_if = "Option::is_none")]
     pub tcp_socket: Option<crate::api::core::v1::TCPSocketAction>,
     /// Sleep represents a duration that the container should sleep.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sleep: Option<crate::api::core::v1::SleepAction>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LifecycleHandler {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.exec) { w.field("exec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exec, w); }
+        if !Option::is_none(&self.http_get) { w.field("httpGet"); ::kapi_apimachinery::write::WriteJson::write_json(&self.http_get, w); }
+        if !Option::is_none(&self.tcp_socket) { w.field("tcpSocket"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tcp_socket, w); }
+        if !Option::is_none(&self.sleep) { w.field("sleep"); ::kapi_apimachinery::write::WriteJson::write_json(&self.sleep, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LifecycleHandler {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LifecycleHandler {
@@ -4661,20 +5797,33 @@ impl<'de> ::serde::Deserialize<'de> for LifecycleHandler {
 /// LimitRange sets resource usage limits for each kind of resource in a Namespace.
 ///
 /// Generated from `io.k8s.api.core.v1.LimitRange` (proto `k8s.io.api.core.v1.LimitRange`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LimitRange {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the limits enforced. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::LimitRangeSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LimitRange {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LimitRange {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LimitRange {
@@ -4712,25 +5861,39 @@ impl<'de> ::serde::Deserialize<'de> for LimitRange {
 /// LimitRangeItem defines a min/max usage limit for any resource that matches on kind.
 ///
 /// Generated from `io.k8s.api.core.v1.LimitRangeItem` (proto `k8s.io.api.core.v1.LimitRangeItem`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LimitRangeItem {
     /// Type of resource that this limit applies to.
     pub r#type: String,
     /// Max usage constraints on this kind by resource name.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub max: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Min usage constraints on this kind by resource name.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub min: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Default resource requirement limit value by resource name if resource limit is omitted.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub default: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// DefaultRequest is the default resource requirement request value by resource name if resource request is omitted.
-    #[serde(rename = "defaultRequest", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub default_request: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// MaxLimitRequestRatio if specified, the named resource must have a request and limit that are both non-zero where limit divided by request is less than or equal to the enumerated value; this represents the max burst for the named resource.
-    #[serde(rename = "maxLimitRequestRatio", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub max_limit_request_ratio: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LimitRangeItem {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        if !::std::collections::BTreeMap::is_empty(&self.max) { w.field("max"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.min) { w.field("min"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.default) { w.field("default"); ::kapi_apimachinery::write::WriteJson::write_json(&self.default, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.default_request) { w.field("defaultRequest"); ::kapi_apimachinery::write::WriteJson::write_json(&self.default_request, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.max_limit_request_ratio) { w.field("maxLimitRequestRatio"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_limit_request_ratio, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LimitRangeItem {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LimitRangeItem {
@@ -4772,20 +5935,33 @@ impl<'de> ::serde::Deserialize<'de> for LimitRangeItem {
 /// LimitRangeList is a list of LimitRange items.
 ///
 /// Generated from `io.k8s.api.core.v1.LimitRangeList` (proto `k8s.io.api.core.v1.LimitRangeList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LimitRangeList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is a list of LimitRange objects. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::LimitRange>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LimitRangeList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LimitRangeList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LimitRangeList {
@@ -4823,11 +5999,24 @@ impl<'de> ::serde::Deserialize<'de> for LimitRangeList {
 /// LimitRangeSpec defines a min/max usage limit for resources that match on kind.
 ///
 /// Generated from `io.k8s.api.core.v1.LimitRangeSpec` (proto `k8s.io.api.core.v1.LimitRangeSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LimitRangeSpec {
     /// Limits is the list of LimitRangeItem objects that are enforced.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub limits: Vec<crate::api::core::v1::LimitRangeItem>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LimitRangeSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("limits"); ::kapi_apimachinery::go::vec_or_null(&self.limits, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LimitRangeSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LimitRangeSpec {
@@ -4859,15 +6048,30 @@ impl<'de> ::serde::Deserialize<'de> for LimitRangeSpec {
 /// LinuxContainerUser represents user identity information in Linux containers
 ///
 /// Generated from `io.k8s.api.core.v1.LinuxContainerUser` (proto `k8s.io.api.core.v1.LinuxContainerUser`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinuxContainerUser {
     /// UID is the primary uid initially attached to the first process in the container
     pub uid: i64,
     /// GID is the primary gid initially attached to the first process in the container
     pub gid: i64,
     /// SupplementalGroups are the supplemental groups initially attached to the first process in the container
-    #[serde(rename = "supplementalGroups", skip_serializing_if = "Vec::is_empty")]
     pub supplemental_groups: Vec<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LinuxContainerUser {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w);
+        w.field("gid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.gid, w);
+        if !Vec::is_empty(&self.supplemental_groups) { w.field("supplementalGroups"); ::kapi_apimachinery::write::WriteJson::write_json(&self.supplemental_groups, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LinuxContainerUser {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LinuxContainerUser {
@@ -4903,22 +6107,35 @@ impl<'de> ::serde::Deserialize<'de> for LinuxContainerUser {
 /// List holds a list of objects, which may not be known by the server.
 ///
 /// Generated from proto `k8s.io.api.core.v1.List`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct List {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of objects
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<::kapi_apimachinery::RawExtension>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for List {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for List {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for List {
@@ -4956,20 +6173,33 @@ impl<'de> ::serde::Deserialize<'de> for List {
 /// LoadBalancerIngress represents the status of a load-balancer ingress point: traffic intended for the service should be sent to an ingress point.
 ///
 /// Generated from `io.k8s.api.core.v1.LoadBalancerIngress` (proto `k8s.io.api.core.v1.LoadBalancerIngress`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoadBalancerIngress {
     /// IP is set for load-balancer ingress points that are IP based (typically GCE or OpenStack load-balancers)
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ip: Option<String>,
     /// Hostname is set for load-balancer ingress points that are DNS based (typically AWS load-balancers)
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub hostname: Option<String>,
     /// IPMode specifies how the load-balancer IP behaves, and may only be specified when the ip field is specified. Setting this to "VIP" indicates that traffic is delivered to the node with the destination set to the load-balancer's IP and port. Setting this to "Proxy" indicates that traffic is delivered to the node or pod with the destination set to the node's IP and node port or the pod's IP and port. Service implementations may use this information to adjust traffic routing.
-    #[serde(rename = "ipMode", skip_serializing_if = "Option::is_none")]
     pub ip_mode: Option<String>,
     /// Ports is a list of records of service ports If used, every port defined in the service should have an entry in it
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::core::v1::PortStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LoadBalancerIngress {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.ip) { w.field("ip"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ip, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.hostname) { w.field("hostname"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hostname, w); }
+        if !Option::is_none(&self.ip_mode) { w.field("ipMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ip_mode, w); }
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LoadBalancerIngress {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LoadBalancerIngress {
@@ -5007,11 +6237,24 @@ impl<'de> ::serde::Deserialize<'de> for LoadBalancerIngress {
 /// LoadBalancerStatus represents the status of a load-balancer.
 ///
 /// Generated from `io.k8s.api.core.v1.LoadBalancerStatus` (proto `k8s.io.api.core.v1.LoadBalancerStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoadBalancerStatus {
     /// Ingress is a list containing ingress points for the load-balancer. Traffic intended for the service should be sent to these ingress points.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ingress: Vec<crate::api::core::v1::LoadBalancerIngress>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LoadBalancerStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.ingress) { w.field("ingress"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ingress, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LoadBalancerStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LoadBalancerStatus {
@@ -5043,11 +6286,24 @@ impl<'de> ::serde::Deserialize<'de> for LoadBalancerStatus {
 /// LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.
 ///
 /// Generated from `io.k8s.api.core.v1.LocalObjectReference` (proto `k8s.io.api.core.v1.LocalObjectReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LocalObjectReference {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LocalObjectReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LocalObjectReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LocalObjectReference {
@@ -5079,13 +6335,27 @@ impl<'de> ::serde::Deserialize<'de> for LocalObjectReference {
 /// Local represents directly-attached storage with node affinity
 ///
 /// Generated from `io.k8s.api.core.v1.LocalVolumeSource` (proto `k8s.io.api.core.v1.LocalVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LocalVolumeSource {
     /// path of the full path to the volume on the node. It can be either a directory or block device (disk, partition, ...).
     pub path: String,
     /// fsType is the filesystem type to mount. It applies only when the Path is a block device. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". The default value is to auto-select a filesystem if unspecified.
-    #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LocalVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w);
+        if !Option::is_none(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LocalVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LocalVolumeSource {
@@ -5119,10 +6389,9 @@ impl<'de> ::serde::Deserialize<'de> for LocalVolumeSource {
 /// ModifyVolumeStatus represents the status object of ControllerModifyVolume operation
 ///
 /// Generated from `io.k8s.api.core.v1.ModifyVolumeStatus` (proto `k8s.io.api.core.v1.ModifyVolumeStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ModifyVolumeStatus {
     /// targetVolumeAttributesClassName is the name of the VolumeAttributesClass the PVC currently being reconciled
-    #[serde(rename = "targetVolumeAttributesClassName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub target_volume_attributes_class_name: Option<String>,
     /// status is the status of the ControllerModifyVolume operation. It can be in any of following states:
     ///  - Pending
@@ -5135,6 +6404,21 @@ pub struct ModifyVolumeStatus {
     /// 	  resolve the error, a valid VolumeAttributesClass needs to be specified.
     /// Note: New statuses can be added in the future. Consumers should check for unknown statuses and fail appropriately.
     pub status: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ModifyVolumeStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.target_volume_attributes_class_name) { w.field("targetVolumeAttributesClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_volume_attributes_class_name, w); }
+        w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ModifyVolumeStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ModifyVolumeStatus {
@@ -5168,15 +6452,30 @@ impl<'de> ::serde::Deserialize<'de> for ModifyVolumeStatus {
 /// Represents an NFS mount that lasts the lifetime of a pod. NFS volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.NFSVolumeSource` (proto `k8s.io.api.core.v1.NFSVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NFSVolumeSource {
     /// server is the hostname or IP address of the NFS server. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
     pub server: String,
     /// path that is exported by the NFS server. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
     pub path: String,
     /// readOnly here will force the NFS export to be mounted with read-only permissions. Defaults to false. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NFSVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("server"); ::kapi_apimachinery::write::WriteJson::write_json(&self.server, w);
+        w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NFSVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NFSVolumeSource {
@@ -5212,23 +6511,36 @@ impl<'de> ::serde::Deserialize<'de> for NFSVolumeSource {
 /// Namespace provides a scope for Names. Use of multiple namespaces is optional.
 ///
 /// Generated from `io.k8s.api.core.v1.Namespace` (proto `k8s.io.api.core.v1.Namespace`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Namespace {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the behavior of the Namespace. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::NamespaceSpec>,
     /// Status describes the current status of a Namespace. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::NamespaceStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Namespace {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Namespace {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Namespace {
@@ -5268,21 +6580,36 @@ impl<'de> ::serde::Deserialize<'de> for Namespace {
 /// NamespaceCondition contains details about state of namespace.
 ///
 /// Generated from `io.k8s.api.core.v1.NamespaceCondition` (proto `k8s.io.api.core.v1.NamespaceCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NamespaceCondition {
     /// Type of namespace controller condition.
     pub r#type: String,
     /// Status of the condition, one of True, False, Unknown.
     pub status: String,
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// Unique, one-word, CamelCase reason for the condition's last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Human-readable message indicating details about last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NamespaceCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NamespaceCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NamespaceCondition {
@@ -5322,20 +6649,33 @@ impl<'de> ::serde::Deserialize<'de> for NamespaceCondition {
 /// NamespaceList is a list of Namespaces.
 ///
 /// Generated from `io.k8s.api.core.v1.NamespaceList` (proto `k8s.io.api.core.v1.NamespaceList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NamespaceList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of Namespace objects in the list. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::Namespace>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NamespaceList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NamespaceList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NamespaceList {
@@ -5373,11 +6713,24 @@ impl<'de> ::serde::Deserialize<'de> for NamespaceList {
 /// NamespaceSpec describes the attributes on a Namespace.
 ///
 /// Generated from `io.k8s.api.core.v1.NamespaceSpec` (proto `k8s.io.api.core.v1.NamespaceSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NamespaceSpec {
     /// Finalizers is an opaque list of values that must be empty to permanently remove object from storage. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub finalizers: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NamespaceSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.finalizers) { w.field("finalizers"); ::kapi_apimachinery::write::WriteJson::write_json(&self.finalizers, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NamespaceSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NamespaceSpec {
@@ -5409,14 +6762,27 @@ impl<'de> ::serde::Deserialize<'de> for NamespaceSpec {
 /// NamespaceStatus is information about the current status of a Namespace.
 ///
 /// Generated from `io.k8s.api.core.v1.NamespaceStatus` (proto `k8s.io.api.core.v1.NamespaceStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NamespaceStatus {
     /// Phase is the current lifecycle phase of the namespace. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub phase: Option<String>,
     /// Represents the latest available observations of a namespace's current state.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::core::v1::NamespaceCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NamespaceStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.phase) { w.field("phase"); ::kapi_apimachinery::write::WriteJson::write_json(&self.phase, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NamespaceStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NamespaceStatus {
@@ -5450,23 +6816,36 @@ impl<'de> ::serde::Deserialize<'de> for NamespaceStatus {
 /// Node is a worker node in Kubernetes. Each node will have a unique identifier in the cache (i.e. in etcd).
 ///
 /// Generated from `io.k8s.api.core.v1.Node` (proto `k8s.io.api.core.v1.Node`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Node {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the behavior of a node. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::NodeSpec>,
     /// Most recently observed status of the node. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::NodeStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Node {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Node {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Node {
@@ -5506,12 +6885,27 @@ impl<'de> ::serde::Deserialize<'de> for Node {
 /// NodeAddress contains information for the node's address.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeAddress` (proto `k8s.io.api.core.v1.NodeAddress`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeAddress {
     /// Node address type, one of Hostname, ExternalIP or InternalIP.
     pub r#type: String,
     /// The node address.
     pub address: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeAddress {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("address"); ::kapi_apimachinery::write::WriteJson::write_json(&self.address, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeAddress {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeAddress {
@@ -5545,14 +6939,27 @@ impl<'de> ::serde::Deserialize<'de> for NodeAddress {
 /// Node affinity is a group of node affinity scheduling rules.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeAffinity` (proto `k8s.io.api.core.v1.NodeAffinity`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeAffinity {
     /// If the affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to an update), the system may or may not try to eventually evict the pod from its node.
-    #[serde(rename = "requiredDuringSchedulingIgnoredDuringExecution", skip_serializing_if = "Option::is_none")]
     pub required_during_scheduling_ignored_during_execution: Option<crate::api::core::v1::NodeSelector>,
     /// The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the elements of this field and adding "weight" to the sum if the node matches the corresponding matchExpressions; the node(s) with the highest sum are the most preferred.
-    #[serde(rename = "preferredDuringSchedulingIgnoredDuringExecution", skip_serializing_if = "Vec::is_empty")]
     pub preferred_during_scheduling_ignored_during_execution: Vec<crate::api::core::v1::PreferredSchedulingTerm>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeAffinity {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.required_during_scheduling_ignored_during_execution) { w.field("requiredDuringSchedulingIgnoredDuringExecution"); ::kapi_apimachinery::write::WriteJson::write_json(&self.required_during_scheduling_ignored_during_execution, w); }
+        if !Vec::is_empty(&self.preferred_during_scheduling_ignored_during_execution) { w.field("preferredDuringSchedulingIgnoredDuringExecution"); ::kapi_apimachinery::write::WriteJson::write_json(&self.preferred_during_scheduling_ignored_during_execution, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeAffinity {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeAffinity {
@@ -5586,17 +6993,30 @@ impl<'de> ::serde::Deserialize<'de> for NodeAffinity {
 /// NodeAllocatableResourceClaimStatus describes the status of node allocatable resources allocated via DRA.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeAllocatableResourceClaimStatus` (proto `k8s.io.api.core.v1.NodeAllocatableResourceClaimStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeAllocatableResourceClaimStatus {
     /// ResourceClaimName is the resource claim referenced by the pod that resulted in this node allocatable resource allocation.
-    #[serde(rename = "resourceClaimName")]
     pub resource_claim_name: String,
     /// Containers lists the names of all containers in this pod that reference the claim.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub containers: Vec<String>,
     /// Resources is a map of the node-allocatable resource name to the aggregate quantity allocated to the claim.
-    #[serde(serialize_with = "::kapi_apimachinery::go::map_or_null")]
     pub resources: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeAllocatableResourceClaimStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("resourceClaimName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claim_name, w);
+        if !Vec::is_empty(&self.containers) { w.field("containers"); ::kapi_apimachinery::write::WriteJson::write_json(&self.containers, w); }
+        w.field("resources"); ::kapi_apimachinery::go::map_or_null(&self.resources, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeAllocatableResourceClaimStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeAllocatableResourceClaimStatus {
@@ -5632,24 +7052,39 @@ impl<'de> ::serde::Deserialize<'de> for NodeAllocatableResourceClaimStatus {
 /// NodeCondition contains condition information for a node.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeCondition` (proto `k8s.io.api.core.v1.NodeCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeCondition {
     /// Type of node condition.
     pub r#type: String,
     /// Status of the condition, one of True, False, Unknown.
     pub status: String,
     /// Last time we got an update on a given condition.
-    #[serde(rename = "lastHeartbeatTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_heartbeat_time: Option<::kapi_apimachinery::Time>,
     /// Last time the condition transit from one status to another.
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// (brief) reason for the condition's last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Human readable message indicating details about last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w);
+        w.field("lastHeartbeatTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_heartbeat_time, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeCondition {
@@ -5691,11 +7126,24 @@ impl<'de> ::serde::Deserialize<'de> for NodeCondition {
 /// NodeConfigSource specifies a source of node configuration. Exactly one subfield (excluding metadata) must be non-nil. This API is deprecated since 1.22
 ///
 /// Generated from `io.k8s.api.core.v1.NodeConfigSource` (proto `k8s.io.api.core.v1.NodeConfigSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeConfigSource {
     /// ConfigMap is a reference to a Node's ConfigMap
-    #[serde(rename = "configMap", skip_serializing_if = "Option::is_none")]
     pub config_map: Option<crate::api::core::v1::ConfigMapNodeConfigSource>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeConfigSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.config_map) { w.field("configMap"); ::kapi_apimachinery::write::WriteJson::write_json(&self.config_map, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeConfigSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeConfigSource {
@@ -5727,20 +7175,33 @@ impl<'de> ::serde::Deserialize<'de> for NodeConfigSource {
 /// NodeConfigStatus describes the status of the config assigned by Node.Spec.ConfigSource.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeConfigStatus` (proto `k8s.io.api.core.v1.NodeConfigStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeConfigStatus {
     /// Assigned reports the checkpointed config the node will try to use. When Node.Spec.ConfigSource is updated, the node checkpoints the associated config payload to local disk, along with a record indicating intended config. The node refers to this record to choose its config checkpoint, and reports this record in Assigned. Assigned only updates in the status after the record has been checkpointed to disk. When the Kubelet is restarted, it tries to make the Assigned config the Active config by loading and validating the checkpointed payload identified by Assigned.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub assigned: Option<crate::api::core::v1::NodeConfigSource>,
     /// Active reports the checkpointed config the node is actively using. Active will represent either the current version of the Assigned config, or the current LastKnownGood config, depending on whether attempting to use the Assigned config results in an error.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub active: Option<crate::api::core::v1::NodeConfigSource>,
     /// LastKnownGood reports the checkpointed config the node will fall back to when it encounters an error attempting to use the Assigned config. The Assigned config becomes the LastKnownGood config when the node determines that the Assigned config is stable and correct. This is currently implemented as a 10-minute soak period starting when the local record of Assigned config is updated. If the Assigned config is Active at the end of this period, it becomes the LastKnownGood. Note that if Spec.ConfigSource is reset to nil (use local defaults), the LastKnownGood is also immediately reset to nil, because the local default config is always assumed good. You should not make assumptions about the node's method of determining config stability and correctness, as this may change or become configurable in the future.
-    #[serde(rename = "lastKnownGood", skip_serializing_if = "Option::is_none")]
     pub last_known_good: Option<crate::api::core::v1::NodeConfigSource>,
     /// Error describes any problems reconciling the Spec.ConfigSource to the Active config. Errors may occur, for example, attempting to checkpoint Spec.ConfigSource to the local Assigned record, attempting to checkpoint the payload associated with Spec.ConfigSource, attempting to load or validate the Assigned config, etc. Errors may occur at different points while syncing config. Earlier errors (e.g. download or checkpointing errors) will not result in a rollback to LastKnownGood, and may resolve across Kubelet retries. Later errors (e.g. loading or validating a checkpointed config) will result in a rollback to LastKnownGood. In the latter case, it is usually possible to resolve the error by fixing the config assigned in Spec.ConfigSource. You can find additional information for debugging by searching the error message in the Kubelet log. Error is a human-readable description of the error state; machines can check whether or not Error is empty, but should not rely on the stability of the Error text across Kubelet versions.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub error: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeConfigStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.assigned) { w.field("assigned"); ::kapi_apimachinery::write::WriteJson::write_json(&self.assigned, w); }
+        if !Option::is_none(&self.active) { w.field("active"); ::kapi_apimachinery::write::WriteJson::write_json(&self.active, w); }
+        if !Option::is_none(&self.last_known_good) { w.field("lastKnownGood"); ::kapi_apimachinery::write::WriteJson::write_json(&self.last_known_good, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.error) { w.field("error"); ::kapi_apimachinery::write::WriteJson::write_json(&self.error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeConfigStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeConfigStatus {
@@ -5778,11 +7239,24 @@ impl<'de> ::serde::Deserialize<'de> for NodeConfigStatus {
 /// NodeDaemonEndpoints lists ports opened by daemons running on the Node.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeDaemonEndpoints` (proto `k8s.io.api.core.v1.NodeDaemonEndpoints`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeDaemonEndpoints {
     /// Endpoint on which Kubelet is listening.
-    #[serde(rename = "kubeletEndpoint", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kubelet_endpoint: Option<crate::api::core::v1::DaemonEndpoint>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeDaemonEndpoints {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("kubeletEndpoint"); ::kapi_apimachinery::go::opt_or_default(&self.kubelet_endpoint, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeDaemonEndpoints {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeDaemonEndpoints {
@@ -5814,11 +7288,24 @@ impl<'de> ::serde::Deserialize<'de> for NodeDaemonEndpoints {
 /// NodeFeatures describes the set of features implemented by the CRI implementation. The features contained in the NodeFeatures should depend only on the cri implementation independent of runtime handlers.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeFeatures` (proto `k8s.io.api.core.v1.NodeFeatures`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeFeatures {
     /// SupplementalGroupsPolicy is set to true if the runtime supports SupplementalGroupsPolicy and ContainerUser.
-    #[serde(rename = "supplementalGroupsPolicy", skip_serializing_if = "Option::is_none")]
     pub supplemental_groups_policy: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeFeatures {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.supplemental_groups_policy) { w.field("supplementalGroupsPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.supplemental_groups_policy, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeFeatures {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeFeatures {
@@ -5850,20 +7337,33 @@ impl<'de> ::serde::Deserialize<'de> for NodeFeatures {
 /// NodeList is the whole list of all Nodes which have been registered with master.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeList` (proto `k8s.io.api.core.v1.NodeList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of nodes
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::Node>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeList {
@@ -5901,18 +7401,31 @@ impl<'de> ::serde::Deserialize<'de> for NodeList {
 /// NodeProxyOptions is the query options to a Node's proxy call.
 ///
 /// Generated from proto `k8s.io.api.core.v1.NodeProxyOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeProxyOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Path is the URL path to use for the current proxy request to node.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeProxyOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeProxyOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeProxyOptions {
@@ -5948,14 +7461,27 @@ impl<'de> ::serde::Deserialize<'de> for NodeProxyOptions {
 /// NodeRuntimeHandler is a set of runtime handler information.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeRuntimeHandler` (proto `k8s.io.api.core.v1.NodeRuntimeHandler`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeRuntimeHandler {
     /// Runtime handler name. Empty for the default runtime handler.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// Supported features.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub features: Option<crate::api::core::v1::NodeRuntimeHandlerFeatures>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeRuntimeHandler {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        if !Option::is_none(&self.features) { w.field("features"); ::kapi_apimachinery::write::WriteJson::write_json(&self.features, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeRuntimeHandler {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeRuntimeHandler {
@@ -5989,14 +7515,27 @@ impl<'de> ::serde::Deserialize<'de> for NodeRuntimeHandler {
 /// NodeRuntimeHandlerFeatures is a set of features implemented by the runtime handler.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeRuntimeHandlerFeatures` (proto `k8s.io.api.core.v1.NodeRuntimeHandlerFeatures`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeRuntimeHandlerFeatures {
     /// RecursiveReadOnlyMounts is set to true if the runtime handler supports RecursiveReadOnlyMounts.
-    #[serde(rename = "recursiveReadOnlyMounts", skip_serializing_if = "Option::is_none")]
     pub recursive_read_only_mounts: Option<bool>,
     /// UserNamespaces is set to true if the runtime handler supports UserNamespaces, including for volumes.
-    #[serde(rename = "userNamespaces", skip_serializing_if = "Option::is_none")]
     pub user_namespaces: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeRuntimeHandlerFeatures {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.recursive_read_only_mounts) { w.field("recursiveReadOnlyMounts"); ::kapi_apimachinery::write::WriteJson::write_json(&self.recursive_read_only_mounts, w); }
+        if !Option::is_none(&self.user_namespaces) { w.field("userNamespaces"); ::kapi_apimachinery::write::WriteJson::write_json(&self.user_namespaces, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeRuntimeHandlerFeatures {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeRuntimeHandlerFeatures {
@@ -6030,11 +7569,24 @@ impl<'de> ::serde::Deserialize<'de> for NodeRuntimeHandlerFeatures {
 /// A node selector represents the union of the results of one or more label queries over a set of nodes; that is, it represents the OR of the selectors represented by the node selector terms.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeSelector` (proto `k8s.io.api.core.v1.NodeSelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeSelector {
     /// Required. A list of node selector terms. The terms are ORed.
-    #[serde(rename = "nodeSelectorTerms", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub node_selector_terms: Vec<crate::api::core::v1::NodeSelectorTerm>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeSelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("nodeSelectorTerms"); ::kapi_apimachinery::go::vec_or_null(&self.node_selector_terms, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeSelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeSelector {
@@ -6066,15 +7618,30 @@ impl<'de> ::serde::Deserialize<'de> for NodeSelector {
 /// A node selector requirement is a selector that contains values, a key, and an operator that relates the key and values.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeSelectorRequirement` (proto `k8s.io.api.core.v1.NodeSelectorRequirement`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeSelectorRequirement {
     /// The label key that the selector applies to.
     pub key: String,
     /// Represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist. Gt, and Lt.
     pub operator: String,
     /// An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. If the operator is Gt or Lt, the values array must have a single element, which will be interpreted as an integer. This array is replaced during a strategic merge patch.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeSelectorRequirement {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w);
+        w.field("operator"); ::kapi_apimachinery::write::WriteJson::write_json(&self.operator, w);
+        if !Vec::is_empty(&self.values) { w.field("values"); ::kapi_apimachinery::write::WriteJson::write_json(&self.values, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeSelectorRequirement {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeSelectorRequirement {
@@ -6110,14 +7677,27 @@ impl<'de> ::serde::Deserialize<'de> for NodeSelectorRequirement {
 /// A null or empty node selector term matches no objects. The requirements of them are ANDed. The TopologySelectorTerm type implements a subset of the NodeSelectorTerm.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeSelectorTerm` (proto `k8s.io.api.core.v1.NodeSelectorTerm`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeSelectorTerm {
     /// A list of node selector requirements by node's labels.
-    #[serde(rename = "matchExpressions", skip_serializing_if = "Vec::is_empty")]
     pub match_expressions: Vec<crate::api::core::v1::NodeSelectorRequirement>,
     /// A list of node selector requirements by node's fields.
-    #[serde(rename = "matchFields", skip_serializing_if = "Vec::is_empty")]
     pub match_fields: Vec<crate::api::core::v1::NodeSelectorRequirement>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeSelectorTerm {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.match_expressions) { w.field("matchExpressions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_expressions, w); }
+        if !Vec::is_empty(&self.match_fields) { w.field("matchFields"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_fields, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeSelectorTerm {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeSelectorTerm {
@@ -6151,29 +7731,42 @@ impl<'de> ::serde::Deserialize<'de> for NodeSelectorTerm {
 /// NodeSpec describes the attributes that a node is created with.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeSpec` (proto `k8s.io.api.core.v1.NodeSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeSpec {
     /// PodCIDR represents the pod IP range assigned to the node.
-    #[serde(rename = "podCIDR", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub pod_cidr: Option<String>,
     /// podCIDRs represents the IP ranges assigned to the node for usage by Pods on that node. If this field is specified, the 0th entry must match the podCIDR field. It may contain at most 1 value for each of IPv4 and IPv6.
-    #[serde(rename = "podCIDRs", skip_serializing_if = "Vec::is_empty")]
     pub pod_cidrs: Vec<String>,
     /// ID of the node assigned by the cloud provider in the format: <ProviderName>://<ProviderSpecificNodeID>
-    #[serde(rename = "providerID", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub provider_id: Option<String>,
     /// Unschedulable controls node schedulability of new pods. By default, node is schedulable. More info: https://kubernetes.io/docs/concepts/nodes/node/#manual-node-administration
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub unschedulable: Option<bool>,
     /// If specified, the node's taints.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub taints: Vec<crate::api::core::v1::Taint>,
     /// Deprecated: Previously used to specify the source of the node's configuration for the DynamicKubeletConfig feature. This feature is removed.
-    #[serde(rename = "configSource", skip_serializing_if = "Option::is_none")]
     pub config_source: Option<crate::api::core::v1::NodeConfigSource>,
     /// Deprecated. Not all kubelets will set this field. Remove field after 1.13. see: https://issues.k8s.io/61966
-    #[serde(rename = "externalID", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub external_id: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.pod_cidr) { w.field("podCIDR"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_cidr, w); }
+        if !Vec::is_empty(&self.pod_cidrs) { w.field("podCIDRs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_cidrs, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.provider_id) { w.field("providerID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.provider_id, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.unschedulable) { w.field("unschedulable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.unschedulable, w); }
+        if !Vec::is_empty(&self.taints) { w.field("taints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.taints, w); }
+        if !Option::is_none(&self.config_source) { w.field("configSource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.config_source, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.external_id) { w.field("externalID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.external_id, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeSpec {
@@ -6217,50 +7810,63 @@ impl<'de> ::serde::Deserialize<'de> for NodeSpec {
 /// NodeStatus is information about the current status of a node.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeStatus` (proto `k8s.io.api.core.v1.NodeStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeStatus {
     /// Capacity represents the total resources of a node. More info: https://kubernetes.io/docs/reference/node/node-status/#capacity
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub capacity: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Allocatable represents the resources of a node that are available for scheduling. Defaults to Capacity.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub allocatable: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// NodePhase is the recently observed lifecycle phase of the node. More info: https://kubernetes.io/docs/concepts/nodes/node/#phase The field is never populated, and now is deprecated.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub phase: Option<String>,
     /// Conditions is an array of current observed node conditions. More info: https://kubernetes.io/docs/reference/node/node-status/#condition
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::core::v1::NodeCondition>,
     /// List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub addresses: Vec<crate::api::core::v1::NodeAddress>,
     /// Endpoints of daemons running on the Node.
-    #[serde(rename = "daemonEndpoints", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub daemon_endpoints: Option<crate::api::core::v1::NodeDaemonEndpoints>,
     /// Set of ids/uuids to uniquely identify the node. More info: https://kubernetes.io/docs/reference/node/node-status/#info
-    #[serde(rename = "nodeInfo", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub node_info: Option<crate::api::core::v1::NodeSystemInfo>,
     /// List of container images on this node
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<crate::api::core::v1::ContainerImage>,
     /// List of attachable volumes in use (mounted) by the node.
-    #[serde(rename = "volumesInUse", skip_serializing_if = "Vec::is_empty")]
     pub volumes_in_use: Vec<String>,
     /// List of volumes that are attached to the node.
-    #[serde(rename = "volumesAttached", skip_serializing_if = "Vec::is_empty")]
     pub volumes_attached: Vec<crate::api::core::v1::AttachedVolume>,
     /// Status of the config assigned to the node via the dynamic Kubelet config feature.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<crate::api::core::v1::NodeConfigStatus>,
     /// The available runtime handlers.
-    #[serde(rename = "runtimeHandlers", skip_serializing_if = "Vec::is_empty")]
     pub runtime_handlers: Vec<crate::api::core::v1::NodeRuntimeHandler>,
     /// Features describes the set of features implemented by the CRI implementation.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub features: Option<crate::api::core::v1::NodeFeatures>,
     /// DeclaredFeatures represents the features related to feature gates that are declared by the node.
-    #[serde(rename = "declaredFeatures", skip_serializing_if = "Vec::is_empty")]
     pub declared_features: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::std::collections::BTreeMap::is_empty(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.allocatable) { w.field("allocatable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocatable, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.phase) { w.field("phase"); ::kapi_apimachinery::write::WriteJson::write_json(&self.phase, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !Vec::is_empty(&self.addresses) { w.field("addresses"); ::kapi_apimachinery::write::WriteJson::write_json(&self.addresses, w); }
+        w.field("daemonEndpoints"); ::kapi_apimachinery::go::opt_or_default(&self.daemon_endpoints, w);
+        w.field("nodeInfo"); ::kapi_apimachinery::go::opt_or_default(&self.node_info, w);
+        if !Vec::is_empty(&self.images) { w.field("images"); ::kapi_apimachinery::write::WriteJson::write_json(&self.images, w); }
+        if !Vec::is_empty(&self.volumes_in_use) { w.field("volumesInUse"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volumes_in_use, w); }
+        if !Vec::is_empty(&self.volumes_attached) { w.field("volumesAttached"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volumes_attached, w); }
+        if !Option::is_none(&self.config) { w.field("config"); ::kapi_apimachinery::write::WriteJson::write_json(&self.config, w); }
+        if !Vec::is_empty(&self.runtime_handlers) { w.field("runtimeHandlers"); ::kapi_apimachinery::write::WriteJson::write_json(&self.runtime_handlers, w); }
+        if !Option::is_none(&self.features) { w.field("features"); ::kapi_apimachinery::write::WriteJson::write_json(&self.features, w); }
+        if !Vec::is_empty(&self.declared_features) { w.field("declaredFeatures"); ::kapi_apimachinery::write::WriteJson::write_json(&self.declared_features, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeStatus {
@@ -6318,11 +7924,24 @@ impl<'de> ::serde::Deserialize<'de> for NodeStatus {
 /// NodeSwapStatus represents swap memory information.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeSwapStatus` (proto `k8s.io.api.core.v1.NodeSwapStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeSwapStatus {
     /// Total amount of swap memory in bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeSwapStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeSwapStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeSwapStatus {
@@ -6354,40 +7973,54 @@ impl<'de> ::serde::Deserialize<'de> for NodeSwapStatus {
 /// NodeSystemInfo is a set of ids/uuids to uniquely identify the node.
 ///
 /// Generated from `io.k8s.api.core.v1.NodeSystemInfo` (proto `k8s.io.api.core.v1.NodeSystemInfo`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeSystemInfo {
     /// MachineID reported by the node. For unique machine identification in the cluster this field is preferred. Learn more from man(5) machine-id: http://man7.org/linux/man-pages/man5/machine-id.5.html
-    #[serde(rename = "machineID")]
     pub machine_id: String,
     /// SystemUUID reported by the node. For unique machine identification MachineID is preferred. This field is specific to Red Hat hosts https://access.redhat.com/documentation/en-us/red_hat_subscription_management/1/html/rhsm/uuid
-    #[serde(rename = "systemUUID")]
     pub system_uuid: String,
     /// Boot ID reported by the node.
-    #[serde(rename = "bootID")]
     pub boot_id: String,
     /// Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).
-    #[serde(rename = "kernelVersion")]
     pub kernel_version: String,
     /// OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).
-    #[serde(rename = "osImage")]
     pub os_image: String,
     /// ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).
-    #[serde(rename = "containerRuntimeVersion")]
     pub container_runtime_version: String,
     /// Kubelet Version reported by the node.
-    #[serde(rename = "kubeletVersion")]
     pub kubelet_version: String,
     /// Deprecated: KubeProxy Version reported by the node.
-    #[serde(rename = "kubeProxyVersion")]
     pub kube_proxy_version: String,
     /// The Operating System reported by the node
-    #[serde(rename = "operatingSystem")]
     pub operating_system: String,
     /// The Architecture reported by the node
     pub architecture: String,
     /// Swap Info reported by the node.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub swap: Option<crate::api::core::v1::NodeSwapStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeSystemInfo {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("machineID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.machine_id, w);
+        w.field("systemUUID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.system_uuid, w);
+        w.field("bootID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.boot_id, w);
+        w.field("kernelVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kernel_version, w);
+        w.field("osImage"); ::kapi_apimachinery::write::WriteJson::write_json(&self.os_image, w);
+        w.field("containerRuntimeVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container_runtime_version, w);
+        w.field("kubeletVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kubelet_version, w);
+        w.field("kubeProxyVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kube_proxy_version, w);
+        w.field("operatingSystem"); ::kapi_apimachinery::write::WriteJson::write_json(&self.operating_system, w);
+        w.field("architecture"); ::kapi_apimachinery::write::WriteJson::write_json(&self.architecture, w);
+        if !Option::is_none(&self.swap) { w.field("swap"); ::kapi_apimachinery::write::WriteJson::write_json(&self.swap, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeSystemInfo {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeSystemInfo {
@@ -6439,14 +8072,27 @@ impl<'de> ::serde::Deserialize<'de> for NodeSystemInfo {
 /// ObjectFieldSelector selects an APIVersioned field of an object.
 ///
 /// Generated from `io.k8s.api.core.v1.ObjectFieldSelector` (proto `k8s.io.api.core.v1.ObjectFieldSelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ObjectFieldSelector {
     /// Version of the schema the FieldPath is written in terms of, defaults to "v1".
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Path of the field to select in the specified API version.
-    #[serde(rename = "fieldPath")]
     pub field_path: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ObjectFieldSelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("fieldPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_path, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ObjectFieldSelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ObjectFieldSelector {
@@ -6480,29 +8126,42 @@ impl<'de> ::serde::Deserialize<'de> for ObjectFieldSelector {
 /// ObjectReference contains enough information to let you inspect or modify the referred object.
 ///
 /// Generated from `io.k8s.api.core.v1.ObjectReference` (proto `k8s.io.api.core.v1.ObjectReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ObjectReference {
     /// Kind of the referent. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// Namespace of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
     /// Name of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// UID of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#uids
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
     /// API version of the referent.
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Specific resourceVersion to which this reference is made, if any. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency
-    #[serde(rename = "resourceVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version: Option<String>,
     /// If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers[2]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.
-    #[serde(rename = "fieldPath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_path: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ObjectReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.uid) { w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.resource_version) { w.field("resourceVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.field_path) { w.field("fieldPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_path, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ObjectReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ObjectReference {
@@ -6546,23 +8205,36 @@ impl<'de> ::serde::Deserialize<'de> for ObjectReference {
 /// PersistentVolume (PV) is a storage resource provisioned by an administrator. It is analogous to a node. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolume` (proto `k8s.io.api.core.v1.PersistentVolume`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolume {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines a specification of a persistent volume owned by the cluster. Provisioned by an administrator. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::PersistentVolumeSpec>,
     /// status represents the current information/status for the persistent volume. Populated by the system. Read-only. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::PersistentVolumeStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PersistentVolume {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PersistentVolume {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PersistentVolume {
@@ -6602,23 +8274,36 @@ impl<'de> ::serde::Deserialize<'de> for PersistentVolume {
 /// PersistentVolumeClaim is a user's request for and claim to a persistent volume
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeClaim` (proto `k8s.io.api.core.v1.PersistentVolumeClaim`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeClaim {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the desired characteristics of a volume requested by a pod author. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::PersistentVolumeClaimSpec>,
     /// status represents the current information/status of a persistent volume claim. Read-only. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::PersistentVolumeClaimStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PersistentVolumeClaim {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PersistentVolumeClaim {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaim {
@@ -6658,24 +8343,39 @@ impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaim {
 /// PersistentVolumeClaimCondition contains details about state of pvc
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeClaimCondition` (proto `k8s.io.api.core.v1.PersistentVolumeClaimCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeClaimCondition {
     /// Type is the type of the condition. More info: https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/persistent-volume-claim-v1/#:~:text=set%20to%20%27ResizeStarted%27.-,PersistentVolumeClaimCondition,-contains%20details%20about
     pub r#type: String,
     /// Status is the status of the condition. Can be True, False, Unknown. More info: https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/persistent-volume-claim-v1/#:~:text=state%20of%20pvc-,conditions.status,-(string)%2C%20required
     pub status: String,
     /// lastProbeTime is the time we probed the condition.
-    #[serde(rename = "lastProbeTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_probe_time: Option<::kapi_apimachinery::Time>,
     /// lastTransitionTime is the time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// reason is a unique, this should be a short, machine understandable string that gives the reason for condition's last transition. If it reports "Resizing" that means the underlying persistent volume is being resized.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// message is the human-readable message indicating details about last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PersistentVolumeClaimCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w);
+        w.field("lastProbeTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_probe_time, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PersistentVolumeClaimCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimCondition {
@@ -6717,20 +8417,33 @@ impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaimCondition {
 /// PersistentVolumeClaimList is a list of PersistentVolumeClaim items.
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeClaimList` (proto `k8s.io.api.core.v1.PersistentVolumeClaimList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeClaimList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a list of persistent volume claims. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::PersistentVolumeClaim>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PersistentVolumeClaimList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PersistentVolumeClaimList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimList {
@@ -6768,28 +8481,21 @@ impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaimList {
 /// PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeClaimSpec` (proto `k8s.io.api.core.v1.PersistentVolumeClaimSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeClaimSpec {
     /// accessModes contains the desired access modes the volume should have. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1
-    #[serde(rename = "accessModes", skip_serializing_if = "Vec::is_empty")]
     pub access_modes: Vec<String>,
     /// selector is a label query over volumes to consider for binding.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// resources represents the minimum resources the volume should have. Users are allowed to specify resource requirements that are lower than previous value but must still be higher than capacity recorded in the status field of the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#resources
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub resources: Option<crate::api::core::v1::VolumeResourceRequirements>,
     /// volumeName is the binding reference to the PersistentVolume backing this claim.
-    #[serde(rename = "volumeName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub volume_name: Option<String>,
     /// storageClassName is the name of the StorageClass required by the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#class-1
-    #[serde(rename = "storageClassName", skip_serializing_if = "Option::is_none")]
     pub storage_class_name: Option<String>,
     /// volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.
-    #[serde(rename = "volumeMode", skip_serializing_if = "Option::is_none")]
     pub volume_mode: Option<String>,
     /// dataSource field can be used to specify either: * An existing VolumeSnapshot object (snapshot.storage.k8s.io/VolumeSnapshot) * An existing PVC (PersistentVolumeClaim) If the provisioner or an external controller can support the specified data source, it will create a new volume based on the contents of the specified data source. When the AnyVolumeDataSource feature gate is enabled, dataSource contents will be copied to dataSourceRef, and dataSourceRef contents will be copied to dataSource when dataSourceRef.namespace is not specified. If the namespace is specified, then dataSourceRef will not be copied to dataSource.
-    #[serde(rename = "dataSource", skip_serializing_if = "Option::is_none")]
     pub data_source: Option<crate::api::core::v1::TypedLocalObjectReference>,
     /// dataSourceRef specifies the object from which to populate the volume with data, if a non-empty volume is desired. This may be any object from a non-empty API group (non core object) or a PersistentVolumeClaim object. When this field is specified, volume binding will only succeed if the type of the specified object matches some installed volume populator or dynamic provisioner. This field will replace the functionality of the dataSource field and as such if both fields are non-empty, they must have the same value. For backwards compatibility, when namespace isn't specified in dataSourceRef, both fields (dataSource and dataSourceRef) will be set to the same value automatically if one of them is empty and the other is non-empty. When namespace is specified in dataSourceRef, dataSource isn't set to the same value and must be empty. There are three important differences between dataSource and dataSourceRef: * While dataSource only allows two specific types of objects, dataSourceRef
     ///   allows any non-core object, as well as PersistentVolumeClaim objects.
@@ -6799,11 +8505,31 @@ pub struct PersistentVolumeClaimSpec {
     /// * While dataSource only allows local objects, dataSourceRef allows objects
     ///   in any namespaces.
     /// (Beta) Using this field requires the AnyVolumeDataSource feature gate to be enabled. (Alpha) Using the namespace field of dataSourceRef requires the CrossNamespaceVolumeDataSource feature gate to be enabled.
-    #[serde(rename = "dataSourceRef", skip_serializing_if = "Option::is_none")]
     pub data_source_ref: Option<crate::api::core::v1::TypedObjectReference>,
     /// volumeAttributesClassName may be used to set the VolumeAttributesClass used by this claim. If specified, the CSI driver will create or update the volume with the attributes defined in the corresponding VolumeAttributesClass. This has a different purpose than storageClassName, it can be changed after the claim is created. An empty string or nil value indicates that no VolumeAttributesClass will be applied to the claim. If the claim enters an Infeasible error state, this field can be reset to its previous value (including nil) to cancel the modification. If the resource referred to by volumeAttributesClass does not exist, this PersistentVolumeClaim will be set to a Pending state, as reflected by the modifyVolumeStatus field, until such as a resource exists. More info: https://kubernetes.io/docs/concepts/storage/volume-attributes-classes/
-    #[serde(rename = "volumeAttributesClassName", skip_serializing_if = "Option::is_none")]
     pub volume_attributes_class_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PersistentVolumeClaimSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.access_modes) { w.field("accessModes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.access_modes, w); }
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        w.field("resources"); ::kapi_apimachinery::go::opt_or_default(&self.resources, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.volume_name) { w.field("volumeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_name, w); }
+        if !Option::is_none(&self.storage_class_name) { w.field("storageClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage_class_name, w); }
+        if !Option::is_none(&self.volume_mode) { w.field("volumeMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_mode, w); }
+        if !Option::is_none(&self.data_source) { w.field("dataSource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.data_source, w); }
+        if !Option::is_none(&self.data_source_ref) { w.field("dataSourceRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.data_source_ref, w); }
+        if !Option::is_none(&self.volume_attributes_class_name) { w.field("volumeAttributesClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_attributes_class_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PersistentVolumeClaimSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimSpec {
@@ -6851,19 +8577,15 @@ impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaimSpec {
 /// PersistentVolumeClaimStatus is the current status of a persistent volume claim.
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeClaimStatus` (proto `k8s.io.api.core.v1.PersistentVolumeClaimStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeClaimStatus {
     /// phase represents the current phase of PersistentVolumeClaim.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub phase: Option<String>,
     /// accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1
-    #[serde(rename = "accessModes", skip_serializing_if = "Vec::is_empty")]
     pub access_modes: Vec<String>,
     /// capacity represents the actual resources of the underlying volume.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub capacity: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// conditions is the current Condition of persistent volume claim. If underlying persistent volume is being resized then the Condition will be set to 'Resizing'.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::core::v1::PersistentVolumeClaimCondition>,
     /// allocatedResources tracks the resources allocated to a PVC including its capacity. Key names follow standard Kubernetes label syntax. Valid values are either:
     /// 	* Un-prefixed keys:
@@ -6874,7 +8596,6 @@ pub struct PersistentVolumeClaimStatus {
     /// Capacity reported here may be larger than the actual capacity when a volume expansion operation is requested. For storage quota, the larger value from allocatedResources and PVC.spec.resources is used. If allocatedResources is not set, PVC.spec.resources alone is used for quota calculation. If a volume expansion capacity request is lowered, allocatedResources is only lowered if there are no expansion operations in progress and if the actual volume capacity is equal or lower than the requested capacity.
     ///
     /// A controller that receives PVC update with previously unknown resourceName should ignore the update for the purpose it was designed. For example - a controller that only is responsible for resizing capacity of the volume, should ignore PVC updates that change other valid resources associated with PVC.
-    #[serde(rename = "allocatedResources", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub allocated_resources: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// allocatedResourceStatuses stores status of resource being resized for the given PVC. Key names follow standard Kubernetes label syntax. Valid values are either:
     /// 	* Un-prefixed keys:
@@ -6904,14 +8625,32 @@ pub struct PersistentVolumeClaimStatus {
     /// When this field is not set, it means that no resize operation is in progress for the given PVC.
     ///
     /// A controller that receives PVC update with previously unknown resourceName or ClaimResourceStatus should ignore the update for the purpose it was designed. For example - a controller that only is responsible for resizing capacity of the volume, should ignore PVC updates that change other valid resources associated with PVC.
-    #[serde(rename = "allocatedResourceStatuses", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub allocated_resource_statuses: ::std::collections::BTreeMap<String, String>,
     /// currentVolumeAttributesClassName is the current name of the VolumeAttributesClass the PVC is using. When unset, there is no VolumeAttributeClass applied to this PersistentVolumeClaim
-    #[serde(rename = "currentVolumeAttributesClassName", skip_serializing_if = "Option::is_none")]
     pub current_volume_attributes_class_name: Option<String>,
     /// ModifyVolumeStatus represents the status object of ControllerModifyVolume operation. When this is unset, there is no ModifyVolume operation being attempted.
-    #[serde(rename = "modifyVolumeStatus", skip_serializing_if = "Option::is_none")]
     pub modify_volume_status: Option<crate::api::core::v1::ModifyVolumeStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PersistentVolumeClaimStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.phase) { w.field("phase"); ::kapi_apimachinery::write::WriteJson::write_json(&self.phase, w); }
+        if !Vec::is_empty(&self.access_modes) { w.field("accessModes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.access_modes, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.allocated_resources) { w.field("allocatedResources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocated_resources, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.allocated_resource_statuses) { w.field("allocatedResourceStatuses"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocated_resource_statuses, w); }
+        if !Option::is_none(&self.current_volume_attributes_class_name) { w.field("currentVolumeAttributesClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.current_volume_attributes_class_name, w); }
+        if !Option::is_none(&self.modify_volume_status) { w.field("modifyVolumeStatus"); ::kapi_apimachinery::write::WriteJson::write_json(&self.modify_volume_status, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PersistentVolumeClaimStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimStatus {
@@ -6957,13 +8696,27 @@ impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaimStatus {
 /// PersistentVolumeClaimTemplate is used to produce PersistentVolumeClaim objects as part of an EphemeralVolumeSource.
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeClaimTemplate` (proto `k8s.io.api.core.v1.PersistentVolumeClaimTemplate`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeClaimTemplate {
     /// May contain labels and annotations that will be copied into the PVC when creating it. No other fields are allowed and will be rejected during validation.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// The specification for the PersistentVolumeClaim. The entire content is copied unchanged into the PVC that gets created from this template. The same fields as in a PersistentVolumeClaim are also valid here.
     pub spec: crate::api::core::v1::PersistentVolumeClaimSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PersistentVolumeClaimTemplate {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PersistentVolumeClaimTemplate {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimTemplate {
@@ -6997,14 +8750,27 @@ impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaimTemplate {
 /// PersistentVolumeClaimVolumeSource references the user's PVC in the same namespace. This volume finds the bound PV and mounts that volume for the pod. A PersistentVolumeClaimVolumeSource is, essentially, a wrapper around another type of volume that is owned by someone else (the system).
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource` (proto `k8s.io.api.core.v1.PersistentVolumeClaimVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeClaimVolumeSource {
     /// claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this volume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
-    #[serde(rename = "claimName")]
     pub claim_name: String,
     /// readOnly Will force the ReadOnly setting in VolumeMounts. Default false.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PersistentVolumeClaimVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("claimName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.claim_name, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PersistentVolumeClaimVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimVolumeSource {
@@ -7038,20 +8804,33 @@ impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaimVolumeSource {
 /// PersistentVolumeList is a list of PersistentVolume items.
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeList` (proto `k8s.io.api.core.v1.PersistentVolumeList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a list of persistent volumes. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::PersistentVolume>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PersistentVolumeList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PersistentVolumeList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeList {
@@ -7090,7 +8869,7 @@ impl<'de> ::serde::Deserialize<'de> for PersistentVolumeList {
 /// administrator who creates PVs. Exactly one of its members must be set.
 ///
 /// Generated from proto `k8s.io.api.core.v1.PersistentVolumeSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeSource {
     /// gcePersistentDisk represents a GCE Disk resource that is attached to a
     /// kubelet's host machine and then exposed to the pod. Provisioned by an admin.
@@ -7098,7 +8877,6 @@ pub struct PersistentVolumeSource {
     /// gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
     /// +optional
-    #[serde(rename = "gcePersistentDisk", skip_serializing_if = "Option::is_none")]
     pub gce_persistent_disk: Option<crate::api::core::v1::GCEPersistentDiskVolumeSource>,
     /// awsElasticBlockStore represents an AWS Disk resource that is attached to a
     /// kubelet's host machine and then exposed to the pod.
@@ -7106,7 +8884,6 @@ pub struct PersistentVolumeSource {
     /// awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
     /// +optional
-    #[serde(rename = "awsElasticBlockStore", skip_serializing_if = "Option::is_none")]
     pub aws_elastic_block_store: Option<crate::api::core::v1::AWSElasticBlockStoreVolumeSource>,
     /// hostPath represents a directory on the host.
     /// Provisioned by a developer or tester.
@@ -7114,110 +8891,125 @@ pub struct PersistentVolumeSource {
     /// On-host storage is not supported in any way and WILL NOT WORK in a multi-node cluster.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
     /// +optional
-    #[serde(rename = "hostPath", skip_serializing_if = "Option::is_none")]
     pub host_path: Option<crate::api::core::v1::HostPathVolumeSource>,
     /// glusterfs represents a Glusterfs volume that is attached to a host and
     /// exposed to the pod. Provisioned by an admin.
     /// Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported.
     /// More info: https://examples.k8s.io/volumes/glusterfs/README.md
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub glusterfs: Option<crate::api::core::v1::GlusterfsPersistentVolumeSource>,
     /// nfs represents an NFS mount on the host. Provisioned by an admin.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nfs: Option<crate::api::core::v1::NFSVolumeSource>,
     /// rbd represents a Rados Block Device mount on the host that shares a pod's lifetime.
     /// Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported.
     /// More info: https://examples.k8s.io/volumes/rbd/README.md
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rbd: Option<crate::api::core::v1::RBDPersistentVolumeSource>,
     /// iscsi represents an ISCSI Disk resource that is attached to a
     /// kubelet's host machine and then exposed to the pod. Provisioned by an admin.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub iscsi: Option<crate::api::core::v1::ISCSIPersistentVolumeSource>,
     /// cinder represents a cinder volume attached and mounted on kubelets host machine.
     /// Deprecated: Cinder is deprecated. All operations for the in-tree cinder type
     /// are redirected to the cinder.csi.openstack.org CSI driver.
     /// More info: https://examples.k8s.io/mysql-cinder-pd/README.md
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cinder: Option<crate::api::core::v1::CinderPersistentVolumeSource>,
     /// cephFS represents a Ceph FS mount on the host that shares a pod's lifetime.
     /// Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cephfs: Option<crate::api::core::v1::CephFSPersistentVolumeSource>,
     /// fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fc: Option<crate::api::core::v1::FCVolumeSource>,
     /// flocker represents a Flocker volume attached to a kubelet's host machine and exposed to the pod for its usage. This depends on the Flocker control service being running.
     /// Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub flocker: Option<crate::api::core::v1::FlockerVolumeSource>,
     /// flexVolume represents a generic volume resource that is
     /// provisioned/attached using an exec based plugin.
     /// Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.
     /// +optional
-    #[serde(rename = "flexVolume", skip_serializing_if = "Option::is_none")]
     pub flex_volume: Option<crate::api::core::v1::FlexPersistentVolumeSource>,
     /// azureFile represents an Azure File Service mount on the host and bind mount to the pod.
     /// Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type
     /// are redirected to the file.csi.azure.com CSI driver.
     /// +optional
-    #[serde(rename = "azureFile", skip_serializing_if = "Option::is_none")]
     pub azure_file: Option<crate::api::core::v1::AzureFilePersistentVolumeSource>,
     /// vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine.
     /// Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type
     /// are redirected to the csi.vsphere.vmware.com CSI driver.
     /// +optional
-    #[serde(rename = "vsphereVolume", skip_serializing_if = "Option::is_none")]
     pub vsphere_volume: Option<crate::api::core::v1::VsphereVirtualDiskVolumeSource>,
     /// quobyte represents a Quobyte mount on the host that shares a pod's lifetime.
     /// Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub quobyte: Option<crate::api::core::v1::QuobyteVolumeSource>,
     /// azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.
     /// Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type
     /// are redirected to the disk.csi.azure.com CSI driver.
     /// +optional
-    #[serde(rename = "azureDisk", skip_serializing_if = "Option::is_none")]
     pub azure_disk: Option<crate::api::core::v1::AzureDiskVolumeSource>,
     /// photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine.
     /// Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.
-    #[serde(rename = "photonPersistentDisk", skip_serializing_if = "Option::is_none")]
     pub photon_persistent_disk: Option<crate::api::core::v1::PhotonPersistentDiskVolumeSource>,
     /// portworxVolume represents a portworx volume attached and mounted on kubelets host machine.
     /// Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type
     /// are redirected to the pxd.portworx.com CSI driver.
     /// +optional
-    #[serde(rename = "portworxVolume", skip_serializing_if = "Option::is_none")]
     pub portworx_volume: Option<crate::api::core::v1::PortworxVolumeSource>,
     /// scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes.
     /// Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.
     /// +optional
-    #[serde(rename = "scaleIO", skip_serializing_if = "Option::is_none")]
     pub scale_io: Option<crate::api::core::v1::ScaleIOPersistentVolumeSource>,
     /// local represents directly-attached storage with node affinity
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub local: Option<crate::api::core::v1::LocalVolumeSource>,
     /// storageOS represents a StorageOS volume that is attached to the kubelet's host machine and mounted into the pod.
     /// Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported.
     /// More info: https://examples.k8s.io/volumes/storageos/README.md
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub storageos: Option<crate::api::core::v1::StorageOSPersistentVolumeSource>,
     /// csi represents storage that is handled by an external CSI driver.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub csi: Option<crate::api::core::v1::CSIPersistentVolumeSource>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PersistentVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.gce_persistent_disk) { w.field("gcePersistentDisk"); ::kapi_apimachinery::write::WriteJson::write_json(&self.gce_persistent_disk, w); }
+        if !Option::is_none(&self.aws_elastic_block_store) { w.field("awsElasticBlockStore"); ::kapi_apimachinery::write::WriteJson::write_json(&self.aws_elastic_block_store, w); }
+        if !Option::is_none(&self.host_path) { w.field("hostPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host_path, w); }
+        if !Option::is_none(&self.glusterfs) { w.field("glusterfs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.glusterfs, w); }
+        if !Option::is_none(&self.nfs) { w.field("nfs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.nfs, w); }
+        if !Option::is_none(&self.rbd) { w.field("rbd"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rbd, w); }
+        if !Option::is_none(&self.iscsi) { w.field("iscsi"); ::kapi_apimachinery::write::WriteJson::write_json(&self.iscsi, w); }
+        if !Option::is_none(&self.cinder) { w.field("cinder"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cinder, w); }
+        if !Option::is_none(&self.cephfs) { w.field("cephfs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cephfs, w); }
+        if !Option::is_none(&self.fc) { w.field("fc"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fc, w); }
+        if !Option::is_none(&self.flocker) { w.field("flocker"); ::kapi_apimachinery::write::WriteJson::write_json(&self.flocker, w); }
+        if !Option::is_none(&self.flex_volume) { w.field("flexVolume"); ::kapi_apimachinery::write::WriteJson::write_json(&self.flex_volume, w); }
+        if !Option::is_none(&self.azure_file) { w.field("azureFile"); ::kapi_apimachinery::write::WriteJson::write_json(&self.azure_file, w); }
+        if !Option::is_none(&self.vsphere_volume) { w.field("vsphereVolume"); ::kapi_apimachinery::write::WriteJson::write_json(&self.vsphere_volume, w); }
+        if !Option::is_none(&self.quobyte) { w.field("quobyte"); ::kapi_apimachinery::write::WriteJson::write_json(&self.quobyte, w); }
+        if !Option::is_none(&self.azure_disk) { w.field("azureDisk"); ::kapi_apimachinery::write::WriteJson::write_json(&self.azure_disk, w); }
+        if !Option::is_none(&self.photon_persistent_disk) { w.field("photonPersistentDisk"); ::kapi_apimachinery::write::WriteJson::write_json(&self.photon_persistent_disk, w); }
+        if !Option::is_none(&self.portworx_volume) { w.field("portworxVolume"); ::kapi_apimachinery::write::WriteJson::write_json(&self.portworx_volume, w); }
+        if !Option::is_none(&self.scale_io) { w.field("scaleIO"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scale_io, w); }
+        if !Option::is_none(&self.local) { w.field("local"); ::kapi_apimachinery::write::WriteJson::write_json(&self.local, w); }
+        if !Option::is_none(&self.storageos) { w.field("storageos"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storageos, w); }
+        if !Option::is_none(&self.csi) { w.field("csi"); ::kapi_apimachinery::write::WriteJson::write_json(&self.csi, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PersistentVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeSource {
@@ -7291,101 +9083,114 @@ impl<'de> ::serde::Deserialize<'de> for PersistentVolumeSource {
 /// PersistentVolumeSpec is the specification of a persistent volume.
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeSpec` (proto `k8s.io.api.core.v1.PersistentVolumeSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeSpec {
     /// capacity is the description of the persistent volume's resources and capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub capacity: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin. Deprecated: GCEPersistentDisk is deprecated. All operations for the in-tree gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(rename = "gcePersistentDisk", skip_serializing_if = "Option::is_none")]
     pub gce_persistent_disk: Option<crate::api::core::v1::GCEPersistentDiskVolumeSource>,
     /// awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
-    #[serde(rename = "awsElasticBlockStore", skip_serializing_if = "Option::is_none")]
     pub aws_elastic_block_store: Option<crate::api::core::v1::AWSElasticBlockStoreVolumeSource>,
     /// hostPath represents a directory on the host. Provisioned by a developer or tester. This is useful for single-node development and testing only! On-host storage is not supported in any way and WILL NOT WORK in a multi-node cluster. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
-    #[serde(rename = "hostPath", skip_serializing_if = "Option::is_none")]
     pub host_path: Option<crate::api::core::v1::HostPathVolumeSource>,
     /// glusterfs represents a Glusterfs volume that is attached to a host and exposed to the pod. Provisioned by an admin. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported. More info: https://examples.k8s.io/volumes/glusterfs/README.md
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub glusterfs: Option<crate::api::core::v1::GlusterfsPersistentVolumeSource>,
     /// nfs represents an NFS mount on the host. Provisioned by an admin. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nfs: Option<crate::api::core::v1::NFSVolumeSource>,
     /// rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported. More info: https://examples.k8s.io/volumes/rbd/README.md
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rbd: Option<crate::api::core::v1::RBDPersistentVolumeSource>,
     /// iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub iscsi: Option<crate::api::core::v1::ISCSIPersistentVolumeSource>,
     /// cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated. All operations for the in-tree cinder type are redirected to the cinder.csi.openstack.org CSI driver. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cinder: Option<crate::api::core::v1::CinderPersistentVolumeSource>,
     /// cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cephfs: Option<crate::api::core::v1::CephFSPersistentVolumeSource>,
     /// fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fc: Option<crate::api::core::v1::FCVolumeSource>,
     /// flocker represents a Flocker volume attached to a kubelet's host machine and exposed to the pod for its usage. This depends on the Flocker control service being running. Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub flocker: Option<crate::api::core::v1::FlockerVolumeSource>,
     /// flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.
-    #[serde(rename = "flexVolume", skip_serializing_if = "Option::is_none")]
     pub flex_volume: Option<crate::api::core::v1::FlexPersistentVolumeSource>,
     /// azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are redirected to the file.csi.azure.com CSI driver.
-    #[serde(rename = "azureFile", skip_serializing_if = "Option::is_none")]
     pub azure_file: Option<crate::api::core::v1::AzureFilePersistentVolumeSource>,
     /// vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.
-    #[serde(rename = "vsphereVolume", skip_serializing_if = "Option::is_none")]
     pub vsphere_volume: Option<crate::api::core::v1::VsphereVirtualDiskVolumeSource>,
     /// quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub quobyte: Option<crate::api::core::v1::QuobyteVolumeSource>,
     /// azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are redirected to the disk.csi.azure.com CSI driver.
-    #[serde(rename = "azureDisk", skip_serializing_if = "Option::is_none")]
     pub azure_disk: Option<crate::api::core::v1::AzureDiskVolumeSource>,
     /// photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.
-    #[serde(rename = "photonPersistentDisk", skip_serializing_if = "Option::is_none")]
     pub photon_persistent_disk: Option<crate::api::core::v1::PhotonPersistentDiskVolumeSource>,
     /// portworxVolume represents a portworx volume attached and mounted on kubelets host machine. Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type are redirected to the pxd.portworx.com CSI driver.
-    #[serde(rename = "portworxVolume", skip_serializing_if = "Option::is_none")]
     pub portworx_volume: Option<crate::api::core::v1::PortworxVolumeSource>,
     /// scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.
-    #[serde(rename = "scaleIO", skip_serializing_if = "Option::is_none")]
     pub scale_io: Option<crate::api::core::v1::ScaleIOPersistentVolumeSource>,
     /// local represents directly-attached storage with node affinity
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub local: Option<crate::api::core::v1::LocalVolumeSource>,
     /// storageOS represents a StorageOS volume that is attached to the kubelet's host machine and mounted into the pod. Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported. More info: https://examples.k8s.io/volumes/storageos/README.md
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub storageos: Option<crate::api::core::v1::StorageOSPersistentVolumeSource>,
     /// csi represents storage that is handled by an external CSI driver.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub csi: Option<crate::api::core::v1::CSIPersistentVolumeSource>,
     /// accessModes contains all ways the volume can be mounted. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes
-    #[serde(rename = "accessModes", skip_serializing_if = "Vec::is_empty")]
     pub access_modes: Vec<String>,
     /// claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between PV and PVC. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding
-    #[serde(rename = "claimRef", skip_serializing_if = "Option::is_none")]
     pub claim_ref: Option<crate::api::core::v1::ObjectReference>,
     /// persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported by the volume plugin underlying this PersistentVolume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming
-    #[serde(rename = "persistentVolumeReclaimPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub persistent_volume_reclaim_policy: Option<String>,
     /// storageClassName is the name of StorageClass to which this persistent volume belongs. Empty value means that this volume does not belong to any StorageClass.
-    #[serde(rename = "storageClassName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_class_name: Option<String>,
     /// mountOptions is the list of mount options, e.g. ["ro", "soft"]. Not validated - mount will simply fail if one is invalid. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes/#mount-options
-    #[serde(rename = "mountOptions", skip_serializing_if = "Vec::is_empty")]
     pub mount_options: Vec<String>,
     /// volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.
-    #[serde(rename = "volumeMode", skip_serializing_if = "Option::is_none")]
     pub volume_mode: Option<String>,
     /// nodeAffinity defines constraints that limit what nodes this volume can be accessed from. This field influences the scheduling of pods that use this volume. This field is mutable if MutablePVNodeAffinity feature gate is enabled.
-    #[serde(rename = "nodeAffinity", skip_serializing_if = "Option::is_none")]
     pub node_affinity: Option<crate::api::core::v1::VolumeNodeAffinity>,
     /// Name of VolumeAttributesClass to which this persistent volume belongs. Empty value is not allowed. When this field is not set, it indicates that this volume does not belong to any VolumeAttributesClass. This field is mutable and can be changed by the CSI driver after a volume has been updated successfully to a new class. For an unbound PersistentVolume, the volumeAttributesClassName will be matched with unbound PersistentVolumeClaims during the binding process.
-    #[serde(rename = "volumeAttributesClassName", skip_serializing_if = "Option::is_none")]
     pub volume_attributes_class_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PersistentVolumeSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::std::collections::BTreeMap::is_empty(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        if !Option::is_none(&self.gce_persistent_disk) { w.field("gcePersistentDisk"); ::kapi_apimachinery::write::WriteJson::write_json(&self.gce_persistent_disk, w); }
+        if !Option::is_none(&self.aws_elastic_block_store) { w.field("awsElasticBlockStore"); ::kapi_apimachinery::write::WriteJson::write_json(&self.aws_elastic_block_store, w); }
+        if !Option::is_none(&self.host_path) { w.field("hostPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host_path, w); }
+        if !Option::is_none(&self.glusterfs) { w.field("glusterfs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.glusterfs, w); }
+        if !Option::is_none(&self.nfs) { w.field("nfs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.nfs, w); }
+        if !Option::is_none(&self.rbd) { w.field("rbd"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rbd, w); }
+        if !Option::is_none(&self.iscsi) { w.field("iscsi"); ::kapi_apimachinery::write::WriteJson::write_json(&self.iscsi, w); }
+        if !Option::is_none(&self.cinder) { w.field("cinder"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cinder, w); }
+        if !Option::is_none(&self.cephfs) { w.field("cephfs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cephfs, w); }
+        if !Option::is_none(&self.fc) { w.field("fc"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fc, w); }
+        if !Option::is_none(&self.flocker) { w.field("flocker"); ::kapi_apimachinery::write::WriteJson::write_json(&self.flocker, w); }
+        if !Option::is_none(&self.flex_volume) { w.field("flexVolume"); ::kapi_apimachinery::write::WriteJson::write_json(&self.flex_volume, w); }
+        if !Option::is_none(&self.azure_file) { w.field("azureFile"); ::kapi_apimachinery::write::WriteJson::write_json(&self.azure_file, w); }
+        if !Option::is_none(&self.vsphere_volume) { w.field("vsphereVolume"); ::kapi_apimachinery::write::WriteJson::write_json(&self.vsphere_volume, w); }
+        if !Option::is_none(&self.quobyte) { w.field("quobyte"); ::kapi_apimachinery::write::WriteJson::write_json(&self.quobyte, w); }
+        if !Option::is_none(&self.azure_disk) { w.field("azureDisk"); ::kapi_apimachinery::write::WriteJson::write_json(&self.azure_disk, w); }
+        if !Option::is_none(&self.photon_persistent_disk) { w.field("photonPersistentDisk"); ::kapi_apimachinery::write::WriteJson::write_json(&self.photon_persistent_disk, w); }
+        if !Option::is_none(&self.portworx_volume) { w.field("portworxVolume"); ::kapi_apimachinery::write::WriteJson::write_json(&self.portworx_volume, w); }
+        if !Option::is_none(&self.scale_io) { w.field("scaleIO"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scale_io, w); }
+        if !Option::is_none(&self.local) { w.field("local"); ::kapi_apimachinery::write::WriteJson::write_json(&self.local, w); }
+        if !Option::is_none(&self.storageos) { w.field("storageos"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storageos, w); }
+        if !Option::is_none(&self.csi) { w.field("csi"); ::kapi_apimachinery::write::WriteJson::write_json(&self.csi, w); }
+        if !Vec::is_empty(&self.access_modes) { w.field("accessModes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.access_modes, w); }
+        if !Option::is_none(&self.claim_ref) { w.field("claimRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.claim_ref, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.persistent_volume_reclaim_policy) { w.field("persistentVolumeReclaimPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.persistent_volume_reclaim_policy, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.storage_class_name) { w.field("storageClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage_class_name, w); }
+        if !Vec::is_empty(&self.mount_options) { w.field("mountOptions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.mount_options, w); }
+        if !Option::is_none(&self.volume_mode) { w.field("volumeMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_mode, w); }
+        if !Option::is_none(&self.node_affinity) { w.field("nodeAffinity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_affinity, w); }
+        if !Option::is_none(&self.volume_attributes_class_name) { w.field("volumeAttributesClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_attributes_class_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PersistentVolumeSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeSpec {
@@ -7477,20 +9282,33 @@ impl<'de> ::serde::Deserialize<'de> for PersistentVolumeSpec {
 /// PersistentVolumeStatus is the current status of a persistent volume.
 ///
 /// Generated from `io.k8s.api.core.v1.PersistentVolumeStatus` (proto `k8s.io.api.core.v1.PersistentVolumeStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PersistentVolumeStatus {
     /// phase indicates if a volume is available, bound to a claim, or released by a claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub phase: Option<String>,
     /// message is a human-readable message indicating details about why the volume is in this state.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// reason is a brief CamelCase string that describes any failure and is meant for machine parsing and tidy display in the CLI.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// lastPhaseTransitionTime is the time the phase transitioned from one to another and automatically resets to current time everytime a volume phase transitions.
-    #[serde(rename = "lastPhaseTransitionTime", skip_serializing_if = "Option::is_none")]
     pub last_phase_transition_time: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PersistentVolumeStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.phase) { w.field("phase"); ::kapi_apimachinery::write::WriteJson::write_json(&self.phase, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !Option::is_none(&self.last_phase_transition_time) { w.field("lastPhaseTransitionTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.last_phase_transition_time, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PersistentVolumeStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeStatus {
@@ -7528,14 +9346,27 @@ impl<'de> ::serde::Deserialize<'de> for PersistentVolumeStatus {
 /// Represents a Photon Controller persistent disk resource.
 ///
 /// Generated from `io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource` (proto `k8s.io.api.core.v1.PhotonPersistentDiskVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PhotonPersistentDiskVolumeSource {
     /// pdID is the ID that identifies Photon Controller persistent disk
-    #[serde(rename = "pdID")]
     pub pd_id: String,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PhotonPersistentDiskVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("pdID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pd_id, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PhotonPersistentDiskVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PhotonPersistentDiskVolumeSource {
@@ -7569,23 +9400,36 @@ impl<'de> ::serde::Deserialize<'de> for PhotonPersistentDiskVolumeSource {
 /// Pod is a collection of containers that can run on a host. This resource is created by clients and scheduled onto hosts.
 ///
 /// Generated from `io.k8s.api.core.v1.Pod` (proto `k8s.io.api.core.v1.Pod`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Pod {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of the pod. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::PodSpec>,
     /// Most recently observed status of the pod. This data may not be up to date. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::PodStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Pod {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Pod {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Pod {
@@ -7625,14 +9469,27 @@ impl<'de> ::serde::Deserialize<'de> for Pod {
 /// Pod affinity is a group of inter pod affinity scheduling rules.
 ///
 /// Generated from `io.k8s.api.core.v1.PodAffinity` (proto `k8s.io.api.core.v1.PodAffinity`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodAffinity {
     /// If the affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to a pod label update), the system may or may not try to eventually evict the pod from its node. When there are multiple elements, the lists of nodes corresponding to each podAffinityTerm are intersected, i.e. all terms must be satisfied.
-    #[serde(rename = "requiredDuringSchedulingIgnoredDuringExecution", skip_serializing_if = "Vec::is_empty")]
     pub required_during_scheduling_ignored_during_execution: Vec<crate::api::core::v1::PodAffinityTerm>,
     /// The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling affinity expressions, etc.), compute a sum by iterating through the elements of this field and adding "weight" to the sum if the node has pods which matches the corresponding podAffinityTerm; the node(s) with the highest sum are the most preferred.
-    #[serde(rename = "preferredDuringSchedulingIgnoredDuringExecution", skip_serializing_if = "Vec::is_empty")]
     pub preferred_during_scheduling_ignored_during_execution: Vec<crate::api::core::v1::WeightedPodAffinityTerm>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodAffinity {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.required_during_scheduling_ignored_during_execution) { w.field("requiredDuringSchedulingIgnoredDuringExecution"); ::kapi_apimachinery::write::WriteJson::write_json(&self.required_during_scheduling_ignored_during_execution, w); }
+        if !Vec::is_empty(&self.preferred_during_scheduling_ignored_during_execution) { w.field("preferredDuringSchedulingIgnoredDuringExecution"); ::kapi_apimachinery::write::WriteJson::write_json(&self.preferred_during_scheduling_ignored_during_execution, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodAffinity {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodAffinity {
@@ -7666,26 +9523,39 @@ impl<'de> ::serde::Deserialize<'de> for PodAffinity {
 /// Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity) with, where co-located is defined as running on a node whose value of the label with key <topologyKey> matches that of any node on which a pod of the set of pods is running
 ///
 /// Generated from `io.k8s.api.core.v1.PodAffinityTerm` (proto `k8s.io.api.core.v1.PodAffinityTerm`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodAffinityTerm {
     /// A label query over a set of resources, in this case pods. If it's null, this PodAffinityTerm matches with no Pods.
-    #[serde(rename = "labelSelector", skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// namespaces specifies a static list of namespace names that the term applies to. The term is applied to the union of the namespaces listed in this field and the ones selected by namespaceSelector. null or empty namespaces list and null namespaceSelector means "this pod's namespace".
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub namespaces: Vec<String>,
     /// This pod should be co-located (affinity) or not co-located (anti-affinity) with the pods matching the labelSelector in the specified namespaces, where co-located is defined as running on a node whose value of the label with key topologyKey matches that of any node on which any of the selected pods is running. Empty topologyKey is not allowed.
-    #[serde(rename = "topologyKey")]
     pub topology_key: String,
     /// A label query over the set of namespaces that the term applies to. The term is applied to the union of the namespaces selected by this field and the ones listed in the namespaces field. null selector and null or empty namespaces list means "this pod's namespace". An empty selector ({}) matches all namespaces.
-    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// MatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key in (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod's pod (anti) affinity. Keys that don't exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both matchLabelKeys and labelSelector. Also, matchLabelKeys cannot be set when labelSelector isn't set.
-    #[serde(rename = "matchLabelKeys", skip_serializing_if = "Vec::is_empty")]
     pub match_label_keys: Vec<String>,
     /// MismatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key notin (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod's pod (anti) affinity. Keys that don't exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both mismatchLabelKeys and labelSelector. Also, mismatchLabelKeys cannot be set when labelSelector isn't set.
-    #[serde(rename = "mismatchLabelKeys", skip_serializing_if = "Vec::is_empty")]
     pub mismatch_label_keys: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodAffinityTerm {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.label_selector) { w.field("labelSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.label_selector, w); }
+        if !Vec::is_empty(&self.namespaces) { w.field("namespaces"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespaces, w); }
+        w.field("topologyKey"); ::kapi_apimachinery::write::WriteJson::write_json(&self.topology_key, w);
+        if !Option::is_none(&self.namespace_selector) { w.field("namespaceSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace_selector, w); }
+        if !Vec::is_empty(&self.match_label_keys) { w.field("matchLabelKeys"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_label_keys, w); }
+        if !Vec::is_empty(&self.mismatch_label_keys) { w.field("mismatchLabelKeys"); ::kapi_apimachinery::write::WriteJson::write_json(&self.mismatch_label_keys, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodAffinityTerm {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodAffinityTerm {
@@ -7727,14 +9597,27 @@ impl<'de> ::serde::Deserialize<'de> for PodAffinityTerm {
 /// Pod anti affinity is a group of inter pod anti affinity scheduling rules.
 ///
 /// Generated from `io.k8s.api.core.v1.PodAntiAffinity` (proto `k8s.io.api.core.v1.PodAntiAffinity`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodAntiAffinity {
     /// If the anti-affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node. If the anti-affinity requirements specified by this field cease to be met at some point during pod execution (e.g. due to a pod label update), the system may or may not try to eventually evict the pod from its node. When there are multiple elements, the lists of nodes corresponding to each podAffinityTerm are intersected, i.e. all terms must be satisfied.
-    #[serde(rename = "requiredDuringSchedulingIgnoredDuringExecution", skip_serializing_if = "Vec::is_empty")]
     pub required_during_scheduling_ignored_during_execution: Vec<crate::api::core::v1::PodAffinityTerm>,
     /// The scheduler will prefer to schedule pods to nodes that satisfy the anti-affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions. The node that is most preferred is the one with the greatest sum of weights, i.e. for each node that meets all of the scheduling requirements (resource request, requiredDuringScheduling anti-affinity expressions, etc.), compute a sum by iterating through the elements of this field and subtracting "weight" from the sum if the node has pods which matches the corresponding podAffinityTerm; the node(s) with the highest sum are the most preferred.
-    #[serde(rename = "preferredDuringSchedulingIgnoredDuringExecution", skip_serializing_if = "Vec::is_empty")]
     pub preferred_during_scheduling_ignored_during_execution: Vec<crate::api::core::v1::WeightedPodAffinityTerm>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodAntiAffinity {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.required_during_scheduling_ignored_during_execution) { w.field("requiredDuringSchedulingIgnoredDuringExecution"); ::kapi_apimachinery::write::WriteJson::write_json(&self.required_during_scheduling_ignored_during_execution, w); }
+        if !Vec::is_empty(&self.preferred_during_scheduling_ignored_during_execution) { w.field("preferredDuringSchedulingIgnoredDuringExecution"); ::kapi_apimachinery::write::WriteJson::write_json(&self.preferred_during_scheduling_ignored_during_execution, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodAntiAffinity {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodAntiAffinity {
@@ -7771,41 +9654,54 @@ impl<'de> ::serde::Deserialize<'de> for PodAntiAffinity {
 /// and also when we cut V2, we should export a "StreamOptions" or somesuch that contains Stdin, Stdout, Stder and TTY
 ///
 /// Generated from proto `k8s.io.api.core.v1.PodAttachOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodAttachOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Stdin if true, redirects the standard input stream of the pod for this call.
     /// Defaults to false.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin: Option<bool>,
     /// Stdout if true indicates that stdout is to be redirected for the attach call.
     /// Defaults to true.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdout: Option<bool>,
     /// Stderr if true indicates that stderr is to be redirected for the attach call.
     /// Defaults to true.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stderr: Option<bool>,
     /// TTY if true indicates that a tty will be allocated for the attach call.
     /// This is passed through the container runtime so the tty
     /// is allocated on the worker node by the container runtime.
     /// Defaults to false.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub tty: Option<bool>,
     /// The container in which to execute the command.
     /// Defaults to only container if there is only one container in the pod.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub container: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodAttachOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.stdin) { w.field("stdin"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stdin, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.stdout) { w.field("stdout"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stdout, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.stderr) { w.field("stderr"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stderr, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.tty) { w.field("tty"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tty, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.container) { w.field("container"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodAttachOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodAttachOptions {
@@ -7849,15 +9745,13 @@ impl<'de> ::serde::Deserialize<'de> for PodAttachOptions {
 /// PodCertificateProjection provides a private key and X.509 certificate in the pod filesystem.
 ///
 /// Generated from `io.k8s.api.core.v1.PodCertificateProjection` (proto `k8s.io.api.core.v1.PodCertificateProjection`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCertificateProjection {
     /// Kubelet's generated CSRs will be addressed to this signer.
-    #[serde(rename = "signerName", skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub signer_name: String,
     /// The type of keypair Kubelet will generate for the pod.
     ///
     /// Valid values are "RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", and "ED25519".
-    #[serde(rename = "keyType", skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub key_type: String,
     /// maxExpirationSeconds is the maximum lifetime permitted for the certificate.
     ///
@@ -7866,7 +9760,6 @@ pub struct PodCertificateProjection {
     /// If omitted, kube-apiserver will set it to 86400(24 hours). kube-apiserver will reject values shorter than 3600 (1 hour).  The maximum allowable value is 7862400 (91 days).
     ///
     /// The signer implementation is then free to issue a certificate with any lifetime *shorter* than MaxExpirationSeconds, but no shorter than 3600 seconds (1 hour).  This constraint is enforced by kube-apiserver. `kubernetes.io` signers will never issue certificates with a lifetime longer than 24 hours.
-    #[serde(rename = "maxExpirationSeconds", skip_serializing_if = "Option::is_none")]
     pub max_expiration_seconds: Option<i32>,
     /// Write the credential bundle at this path in the projected volume.
     ///
@@ -7875,17 +9768,14 @@ pub struct PodCertificateProjection {
     /// The remaining blocks are CERTIFICATE blocks, containing the issued certificate chain from the signer (leaf and any intermediates).
     ///
     /// Using credentialBundlePath lets your Pod's application code make a single atomic read that retrieves a consistent key and certificate chain.  If you project them to separate files, your application code will need to additionally check that the leaf certificate was issued to the key.
-    #[serde(rename = "credentialBundlePath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub credential_bundle_path: Option<String>,
     /// Write the key at this path in the projected volume.
     ///
     /// Most applications should use credentialBundlePath.  When using keyPath and certificateChainPath, your application needs to check that the key and leaf certificate are consistent, because it is possible to read the files mid-rotation.
-    #[serde(rename = "keyPath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub key_path: Option<String>,
     /// Write the certificate chain at this path in the projected volume.
     ///
     /// Most applications should use credentialBundlePath.  When using keyPath and certificateChainPath, your application needs to check that the key and leaf certificate are consistent, because it is possible to read the files mid-rotation.
-    #[serde(rename = "certificateChainPath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub certificate_chain_path: Option<String>,
     /// userAnnotations allow pod authors to pass additional information to the signer implementation.  Kubernetes does not restrict or validate this metadata in any way.
     ///
@@ -7894,8 +9784,27 @@ pub struct PodCertificateProjection {
     /// Entries are subject to the same validation as object metadata annotations, with the addition that all keys must be domain-prefixed. No restrictions are placed on values, except an overall size limitation on the entire field.
     ///
     /// Signers should document the keys and values they support. Signers should deny requests that contain keys they do not recognize.
-    #[serde(rename = "userAnnotations", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub user_annotations: ::std::collections::BTreeMap<String, String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodCertificateProjection {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::is_zero(&self.signer_name) { w.field("signerName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.signer_name, w); }
+        if !::kapi_apimachinery::go::is_zero(&self.key_type) { w.field("keyType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key_type, w); }
+        if !Option::is_none(&self.max_expiration_seconds) { w.field("maxExpirationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_expiration_seconds, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.credential_bundle_path) { w.field("credentialBundlePath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.credential_bundle_path, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.key_path) { w.field("keyPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key_path, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.certificate_chain_path) { w.field("certificateChainPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.certificate_chain_path, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.user_annotations) { w.field("userAnnotations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.user_annotations, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodCertificateProjection {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodCertificateProjection {
@@ -7939,27 +9848,42 @@ impl<'de> ::serde::Deserialize<'de> for PodCertificateProjection {
 /// PodCondition contains details for the current condition of this pod.
 ///
 /// Generated from `io.k8s.api.core.v1.PodCondition` (proto `k8s.io.api.core.v1.PodCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodCondition {
     /// Type is the type of the condition. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions
     pub r#type: String,
     /// If set, this represents the .metadata.generation that the pod condition was set based upon.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// Status is the status of the condition. Can be True, False, Unknown. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions
     pub status: String,
     /// Last time we probed the condition.
-    #[serde(rename = "lastProbeTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_probe_time: Option<::kapi_apimachinery::Time>,
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// Unique, one-word, CamelCase reason for the condition's last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Human-readable message indicating details about last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w);
+        w.field("lastProbeTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_probe_time, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodCondition {
@@ -8003,17 +9927,30 @@ impl<'de> ::serde::Deserialize<'de> for PodCondition {
 /// PodDNSConfig defines the DNS parameters of a pod in addition to those generated from DNSPolicy.
 ///
 /// Generated from `io.k8s.api.core.v1.PodDNSConfig` (proto `k8s.io.api.core.v1.PodDNSConfig`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodDNSConfig {
     /// A list of DNS name server IP addresses. This will be appended to the base nameservers generated from DNSPolicy. Duplicated nameservers will be removed.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub nameservers: Vec<String>,
     /// A list of DNS search domains for host-name lookup. This will be appended to the base search paths generated from DNSPolicy. Duplicated search paths will be removed.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub searches: Vec<String>,
     /// A list of DNS resolver options. This will be merged with the base options generated from DNSPolicy. Duplicated entries will be removed. Resolution options given in Options will override those that appear in the base DNSPolicy.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<crate::api::core::v1::PodDNSConfigOption>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodDNSConfig {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.nameservers) { w.field("nameservers"); ::kapi_apimachinery::write::WriteJson::write_json(&self.nameservers, w); }
+        if !Vec::is_empty(&self.searches) { w.field("searches"); ::kapi_apimachinery::write::WriteJson::write_json(&self.searches, w); }
+        if !Vec::is_empty(&self.options) { w.field("options"); ::kapi_apimachinery::write::WriteJson::write_json(&self.options, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodDNSConfig {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodDNSConfig {
@@ -8049,14 +9986,27 @@ impl<'de> ::serde::Deserialize<'de> for PodDNSConfig {
 /// PodDNSConfigOption defines DNS resolver options of a pod.
 ///
 /// Generated from `io.k8s.api.core.v1.PodDNSConfigOption` (proto `k8s.io.api.core.v1.PodDNSConfigOption`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodDNSConfigOption {
     /// Name is this DNS resolver option's name. Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// Value is this DNS resolver option's value.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodDNSConfigOption {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Option::is_none(&self.value) { w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodDNSConfigOption {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodDNSConfigOption {
@@ -8093,41 +10043,54 @@ impl<'de> ::serde::Deserialize<'de> for PodDNSConfigOption {
 /// and also when we cut V2, we should export a "StreamOptions" or somesuch that contains Stdin, Stdout, Stder and TTY
 ///
 /// Generated from proto `k8s.io.api.core.v1.PodExecOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodExecOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Redirect the standard input stream of the pod for this call.
     /// Defaults to false.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdin: Option<bool>,
     /// Redirect the standard output stream of the pod for this call.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stdout: Option<bool>,
     /// Redirect the standard error stream of the pod for this call.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub stderr: Option<bool>,
     /// TTY if true indicates that a tty will be allocated for the exec call.
     /// Defaults to false.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub tty: Option<bool>,
     /// Container in which to execute the command.
     /// Defaults to only container if there is only one container in the pod.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub container: Option<String>,
     /// Command is the remote command to execute. argv array. Not executed within a shell.
     /// +listType=atomic
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub command: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodExecOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.stdin) { w.field("stdin"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stdin, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.stdout) { w.field("stdout"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stdout, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.stderr) { w.field("stderr"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stderr, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.tty) { w.field("tty"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tty, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.container) { w.field("container"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container, w); }
+        w.field("command"); ::kapi_apimachinery::go::vec_or_null(&self.command, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodExecOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodExecOptions {
@@ -8173,14 +10136,27 @@ impl<'de> ::serde::Deserialize<'de> for PodExecOptions {
 /// PodExtendedResourceClaimStatus is stored in the PodStatus for the extended resource requests backed by DRA. It stores the generated name for the corresponding special ResourceClaim created by the scheduler.
 ///
 /// Generated from `io.k8s.api.core.v1.PodExtendedResourceClaimStatus` (proto `k8s.io.api.core.v1.PodExtendedResourceClaimStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodExtendedResourceClaimStatus {
     /// RequestMappings identifies the mapping of <container, extended resource backed by DRA> to  device request in the generated ResourceClaim.
-    #[serde(rename = "requestMappings", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub request_mappings: Vec<crate::api::core::v1::ContainerExtendedResourceRequest>,
     /// ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the namespace of the Pod.
-    #[serde(rename = "resourceClaimName")]
     pub resource_claim_name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodExtendedResourceClaimStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("requestMappings"); ::kapi_apimachinery::go::vec_or_null(&self.request_mappings, w);
+        w.field("resourceClaimName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claim_name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodExtendedResourceClaimStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodExtendedResourceClaimStatus {
@@ -8214,10 +10190,24 @@ impl<'de> ::serde::Deserialize<'de> for PodExtendedResourceClaimStatus {
 /// PodIP represents a single IP address allocated to the pod.
 ///
 /// Generated from `io.k8s.api.core.v1.PodIP` (proto `k8s.io.api.core.v1.PodIP`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodIP {
     /// IP is the IP address assigned to the pod
     pub ip: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodIP {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("ip"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ip, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodIP {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodIP {
@@ -8249,20 +10239,33 @@ impl<'de> ::serde::Deserialize<'de> for PodIP {
 /// PodList is a list of Pods.
 ///
 /// Generated from `io.k8s.api.core.v1.PodList` (proto `k8s.io.api.core.v1.PodList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of pods. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::Pod>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodList {
@@ -8300,56 +10303,46 @@ impl<'de> ::serde::Deserialize<'de> for PodList {
 /// PodLogOptions is the query options for a Pod's logs REST call.
 ///
 /// Generated from proto `k8s.io.api.core.v1.PodLogOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodLogOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// The container for which to stream logs. Defaults to only container if there is one container in the pod.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub container: Option<String>,
     /// Follow the log stream of the pod. Defaults to false.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub follow: Option<bool>,
     /// Return previous terminated container logs. Defaults to false.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub previous: Option<bool>,
     /// A relative time in seconds before the current time from which to show logs. If this value
     /// precedes the time a pod was started, only logs since the pod start will be returned.
     /// If this value is in the future, no logs will be returned.
     /// Only one of sinceSeconds or sinceTime may be specified.
     /// +optional
-    #[serde(rename = "sinceSeconds", skip_serializing_if = "Option::is_none")]
     pub since_seconds: Option<i64>,
     /// An RFC3339 timestamp from which to show logs. If this value
     /// precedes the time a pod was started, only logs since the pod start will be returned.
     /// If this value is in the future, no logs will be returned.
     /// Only one of sinceSeconds or sinceTime may be specified.
     /// +optional
-    #[serde(rename = "sinceTime", skip_serializing_if = "Option::is_none")]
     pub since_time: Option<::kapi_apimachinery::Time>,
     /// If true, add an RFC3339 or RFC3339Nano timestamp at the beginning of every line
     /// of log output. Defaults to false.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub timestamps: Option<bool>,
     /// If set, the number of lines from the end of the logs to show. If not specified,
     /// logs are shown from the creation of the container or sinceSeconds or sinceTime.
     /// Note that when "TailLines" is specified, "Stream" can only be set to nil or "All".
     /// +optional
-    #[serde(rename = "tailLines", skip_serializing_if = "Option::is_none")]
     pub tail_lines: Option<i64>,
     /// If set, the number of bytes to read from the server before terminating the
     /// log output. This may not display a complete final line of logging, and may return
     /// slightly more or slightly less than the specified limit.
     /// +optional
-    #[serde(rename = "limitBytes", skip_serializing_if = "Option::is_none")]
     pub limit_bytes: Option<i64>,
     /// insecureSkipTLSVerifyBackend indicates that the apiserver should not confirm the validity of the
     /// serving certificate of the backend it is connecting to.  This will make the HTTPS connection between the apiserver
@@ -8358,7 +10351,6 @@ pub struct PodLogOptions {
     /// connection to the real kubelet is vulnerable to a man in the middle attack (e.g. an attacker could not intercept
     /// the actual log data coming from the real kubelet).
     /// +optional
-    #[serde(rename = "insecureSkipTLSVerifyBackend", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub insecure_skip_tls_verify_backend: Option<bool>,
     /// Specify which container log stream to return to the client.
     /// Acceptable values are "All", "Stdout" and "Stderr". If not specified, "All" is used, and both stdout and stderr
@@ -8366,8 +10358,32 @@ pub struct PodLogOptions {
     /// Note that when "TailLines" is specified, "Stream" can only be set to nil or "All".
     /// +featureGate=PodLogsQuerySplitStreams
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub stream: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodLogOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.container) { w.field("container"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.follow) { w.field("follow"); ::kapi_apimachinery::write::WriteJson::write_json(&self.follow, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.previous) { w.field("previous"); ::kapi_apimachinery::write::WriteJson::write_json(&self.previous, w); }
+        if !Option::is_none(&self.since_seconds) { w.field("sinceSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.since_seconds, w); }
+        if !Option::is_none(&self.since_time) { w.field("sinceTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.since_time, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.timestamps) { w.field("timestamps"); ::kapi_apimachinery::write::WriteJson::write_json(&self.timestamps, w); }
+        if !Option::is_none(&self.tail_lines) { w.field("tailLines"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tail_lines, w); }
+        if !Option::is_none(&self.limit_bytes) { w.field("limitBytes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.limit_bytes, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.insecure_skip_tls_verify_backend) { w.field("insecureSkipTLSVerifyBackend"); ::kapi_apimachinery::write::WriteJson::write_json(&self.insecure_skip_tls_verify_backend, w); }
+        if !Option::is_none(&self.stream) { w.field("stream"); ::kapi_apimachinery::write::WriteJson::write_json(&self.stream, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodLogOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodLogOptions {
@@ -8421,10 +10437,24 @@ impl<'de> ::serde::Deserialize<'de> for PodLogOptions {
 /// PodOS defines the OS parameters of a pod.
 ///
 /// Generated from `io.k8s.api.core.v1.PodOS` (proto `k8s.io.api.core.v1.PodOS`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodOS {
     /// Name is the name of the operating system. The currently supported values are linux and windows. Additional value may be defined in future and can be one of: https://github.com/opencontainers/runtime-spec/blob/master/config.md#platform-specific-configuration Clients should expect to handle additional values and treat unrecognized values in this field as os: null
     pub name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodOS {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodOS {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodOS {
@@ -8461,20 +10491,33 @@ impl<'de> ::serde::Deserialize<'de> for PodOS {
 /// to be passed in the `port` header as part of request.
 ///
 /// Generated from proto `k8s.io.api.core.v1.PodPortForwardOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodPortForwardOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// List of ports to forward
     /// Required when using WebSockets
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodPortForwardOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodPortForwardOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodPortForwardOptions {
@@ -8510,18 +10553,31 @@ impl<'de> ::serde::Deserialize<'de> for PodPortForwardOptions {
 /// PodProxyOptions is the query options to a Pod's proxy call.
 ///
 /// Generated from proto `k8s.io.api.core.v1.PodProxyOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodProxyOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Path is the URL path to use for the current proxy request to pod.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodProxyOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodProxyOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodProxyOptions {
@@ -8557,11 +10613,24 @@ impl<'de> ::serde::Deserialize<'de> for PodProxyOptions {
 /// PodReadinessGate contains the reference to a pod condition
 ///
 /// Generated from `io.k8s.api.core.v1.PodReadinessGate` (proto `k8s.io.api.core.v1.PodReadinessGate`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodReadinessGate {
     /// ConditionType refers to a condition in the pod's condition list with matching type.
-    #[serde(rename = "conditionType")]
     pub condition_type: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodReadinessGate {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("conditionType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.condition_type, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodReadinessGate {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodReadinessGate {
@@ -8597,14 +10666,13 @@ impl<'de> ::serde::Deserialize<'de> for PodReadinessGate {
 /// When the DRAWorkloadResourceClaims feature gate is enabled and this Pod belongs to a PodGroup, a PodResourceClaim is matched to a PodGroupResourceClaim if all of their fields are equal (Name, ResourceClaimName, and ResourceClaimTemplateName). A matched claim references a single ResourceClaim shared across all Pods in the PodGroup, reserved for the PodGroup in ResourceClaimStatus.ReservedFor rather than for individual Pods.
 ///
 /// Generated from `io.k8s.api.core.v1.PodResourceClaim` (proto `k8s.io.api.core.v1.PodResourceClaim`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodResourceClaim {
     /// Name uniquely identifies this resource claim inside the pod. This must be a DNS_LABEL.
     pub name: String,
     /// ResourceClaimName is the name of a ResourceClaim object in the same namespace as this pod.
     ///
     /// Exactly one of ResourceClaimName and ResourceClaimTemplateName must be set.
-    #[serde(rename = "resourceClaimName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_name: Option<String>,
     /// ResourceClaimTemplateName is the name of a ResourceClaimTemplate object in the same namespace as this pod.
     ///
@@ -8615,8 +10683,23 @@ pub struct PodResourceClaim {
     /// This field is immutable and no changes will be made to the corresponding ResourceClaim by the control plane after creating the ResourceClaim.
     ///
     /// Exactly one of ResourceClaimName and ResourceClaimTemplateName must be set.
-    #[serde(rename = "resourceClaimTemplateName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_template_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodResourceClaim {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Option::is_none(&self.resource_claim_name) { w.field("resourceClaimName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claim_name, w); }
+        if !Option::is_none(&self.resource_claim_template_name) { w.field("resourceClaimTemplateName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claim_template_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodResourceClaim {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodResourceClaim {
@@ -8652,7 +10735,7 @@ impl<'de> ::serde::Deserialize<'de> for PodResourceClaim {
 /// PodResourceClaimStatus is stored in the PodStatus for each PodResourceClaim which references a ResourceClaimTemplate. It stores the generated name for the corresponding ResourceClaim.
 ///
 /// Generated from `io.k8s.api.core.v1.PodResourceClaimStatus` (proto `k8s.io.api.core.v1.PodResourceClaimStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodResourceClaimStatus {
     /// Name uniquely identifies this resource claim inside the pod. This must match the name of an entry in pod.spec.resourceClaims, which implies that the string must be a DNS_LABEL.
     pub name: String,
@@ -8661,8 +10744,22 @@ pub struct PodResourceClaimStatus {
     /// When the DRAWorkloadResourceClaims feature is enabled and the corresponding PodResourceClaim matches a PodGroupResourceClaim made by the Pod's PodGroup, then this is the name of the ResourceClaim generated and reserved for the PodGroup.
     ///
     /// If this is unset, then generating a ResourceClaim was not necessary. The pod.spec.resourceClaims entry can be ignored in this case.
-    #[serde(rename = "resourceClaimName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodResourceClaimStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Option::is_none(&self.resource_claim_name) { w.field("resourceClaimName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claim_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodResourceClaimStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodResourceClaimStatus {
@@ -8696,10 +10793,24 @@ impl<'de> ::serde::Deserialize<'de> for PodResourceClaimStatus {
 /// PodSchedulingGate is associated to a Pod to guard its scheduling.
 ///
 /// Generated from `io.k8s.api.core.v1.PodSchedulingGate` (proto `k8s.io.api.core.v1.PodSchedulingGate`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodSchedulingGate {
     /// Name of the scheduling gate. Each scheduling gate must have a unique name field.
     pub name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodSchedulingGate {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodSchedulingGate {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodSchedulingGate {
@@ -8731,11 +10842,24 @@ impl<'de> ::serde::Deserialize<'de> for PodSchedulingGate {
 /// PodSchedulingGroup identifies the runtime scheduling group instance that a Pod belongs to. The scheduler uses this information to apply workload-aware scheduling semantics. Exactly one field must be specified.
 ///
 /// Generated from `io.k8s.api.core.v1.PodSchedulingGroup` (proto `k8s.io.api.core.v1.PodSchedulingGroup`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodSchedulingGroup {
     /// PodGroupName specifies the name of the standalone PodGroup object that represents the runtime instance of this group. Must be a DNS subdomain.
-    #[serde(rename = "podGroupName", skip_serializing_if = "Option::is_none")]
     pub pod_group_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodSchedulingGroup {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.pod_group_name) { w.field("podGroupName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_group_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodSchedulingGroup {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodSchedulingGroup {
@@ -8767,47 +10891,35 @@ impl<'de> ::serde::Deserialize<'de> for PodSchedulingGroup {
 /// PodSecurityContext holds pod-level security attributes and common container settings. Some fields are also present in container.securityContext.  Field values of container.securityContext take precedence over field values of PodSecurityContext.
 ///
 /// Generated from `io.k8s.api.core.v1.PodSecurityContext` (proto `k8s.io.api.core.v1.PodSecurityContext`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodSecurityContext {
     /// The SELinux context to be applied to all containers. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "seLinuxOptions", skip_serializing_if = "Option::is_none")]
     pub se_linux_options: Option<crate::api::core::v1::SELinuxOptions>,
     /// The Windows specific settings applied to all containers. If unspecified, the options within a container's SecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.
-    #[serde(rename = "windowsOptions", skip_serializing_if = "Option::is_none")]
     pub windows_options: Option<crate::api::core::v1::WindowsSecurityContextOptions>,
     /// The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "runAsUser", skip_serializing_if = "Option::is_none")]
     pub run_as_user: Option<i64>,
     /// The GID to run the entrypoint of the container process. Uses runtime default if unset. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "runAsGroup", skip_serializing_if = "Option::is_none")]
     pub run_as_group: Option<i64>,
     /// Indicates that the container must run as a non-root user. If true, the Kubelet will validate the image at runtime to ensure that it does not run as UID 0 (root) and fail to start the container if it does. If unset or false, no such validation will be performed. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.
-    #[serde(rename = "runAsNonRoot", skip_serializing_if = "Option::is_none")]
     pub run_as_non_root: Option<bool>,
     /// A list of groups applied to the first process run in each container, in addition to the container's primary GID and fsGroup (if specified).  If the SupplementalGroupsPolicy feature is enabled, the supplementalGroupsPolicy field determines whether these are in addition to or instead of any group memberships defined in the container image. If unspecified, no additional groups are added, though group memberships defined in the container image may still be used, depending on the supplementalGroupsPolicy field. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "supplementalGroups", skip_serializing_if = "Vec::is_empty")]
     pub supplemental_groups: Vec<i64>,
     /// Defines how supplemental groups of the first container processes are calculated. Valid values are "Merge" and "Strict". If not specified, "Merge" is used. (Alpha) Using the field requires the SupplementalGroupsPolicy feature gate to be enabled and the container runtime must implement support for this feature. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "supplementalGroupsPolicy", skip_serializing_if = "Option::is_none")]
     pub supplemental_groups_policy: Option<String>,
     /// A special supplemental group that applies to all containers in a pod. Some volume types allow the Kubelet to change the ownership of that volume to be owned by the pod:
     ///
     /// 1. The owning GID will be the FSGroup 2. The setgid bit is set (new files created in the volume will be owned by FSGroup) 3. The permission bits are OR'd with rw-rw----
     ///
     /// If unset, the Kubelet will not modify the ownership and permissions of any volume. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "fsGroup", skip_serializing_if = "Option::is_none")]
     pub fs_group: Option<i64>,
     /// Sysctls hold a list of namespaced sysctls used for the pod. Pods with unsupported sysctls (by the container runtime) might fail to launch. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sysctls: Vec<crate::api::core::v1::Sysctl>,
     /// fsGroupChangePolicy defines behavior of changing ownership and permission of the volume before being exposed inside Pod. This field will only apply to volume types which support fsGroup based ownership(and permissions). It will have no effect on ephemeral volume types such as: secret, configmaps and emptydir. Valid values are "OnRootMismatch" and "Always". If not specified, "Always" is used. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "fsGroupChangePolicy", skip_serializing_if = "Option::is_none")]
     pub fs_group_change_policy: Option<String>,
     /// The seccomp options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "seccompProfile", skip_serializing_if = "Option::is_none")]
     pub seccomp_profile: Option<crate::api::core::v1::SeccompProfile>,
     /// appArmorProfile is the AppArmor options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "appArmorProfile", skip_serializing_if = "Option::is_none")]
     pub app_armor_profile: Option<crate::api::core::v1::AppArmorProfile>,
     /// seLinuxChangePolicy defines how the container's SELinux label is applied to all volumes used by the Pod. It has no effect on nodes that do not support SELinux or to volumes does not support SELinux. Valid values are "MountOption" and "Recursive".
     ///
@@ -8820,8 +10932,33 @@ pub struct PodSecurityContext {
     /// This field affects only Pods that have SELinux label set, either in PodSecurityContext or in SecurityContext of all containers.
     ///
     /// All Pods that use the same volume should use the same seLinuxChangePolicy, otherwise some pods can get stuck in ContainerCreating state. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "seLinuxChangePolicy", skip_serializing_if = "Option::is_none")]
     pub se_linux_change_policy: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodSecurityContext {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.se_linux_options) { w.field("seLinuxOptions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.se_linux_options, w); }
+        if !Option::is_none(&self.windows_options) { w.field("windowsOptions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.windows_options, w); }
+        if !Option::is_none(&self.run_as_user) { w.field("runAsUser"); ::kapi_apimachinery::write::WriteJson::write_json(&self.run_as_user, w); }
+        if !Option::is_none(&self.run_as_group) { w.field("runAsGroup"); ::kapi_apimachinery::write::WriteJson::write_json(&self.run_as_group, w); }
+        if !Option::is_none(&self.run_as_non_root) { w.field("runAsNonRoot"); ::kapi_apimachinery::write::WriteJson::write_json(&self.run_as_non_root, w); }
+        if !Vec::is_empty(&self.supplemental_groups) { w.field("supplementalGroups"); ::kapi_apimachinery::write::WriteJson::write_json(&self.supplemental_groups, w); }
+        if !Option::is_none(&self.supplemental_groups_policy) { w.field("supplementalGroupsPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.supplemental_groups_policy, w); }
+        if !Option::is_none(&self.fs_group) { w.field("fsGroup"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_group, w); }
+        if !Vec::is_empty(&self.sysctls) { w.field("sysctls"); ::kapi_apimachinery::write::WriteJson::write_json(&self.sysctls, w); }
+        if !Option::is_none(&self.fs_group_change_policy) { w.field("fsGroupChangePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_group_change_policy, w); }
+        if !Option::is_none(&self.seccomp_profile) { w.field("seccompProfile"); ::kapi_apimachinery::write::WriteJson::write_json(&self.seccomp_profile, w); }
+        if !Option::is_none(&self.app_armor_profile) { w.field("appArmorProfile"); ::kapi_apimachinery::write::WriteJson::write_json(&self.app_armor_profile, w); }
+        if !Option::is_none(&self.se_linux_change_policy) { w.field("seLinuxChangePolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.se_linux_change_policy, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodSecurityContext {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodSecurityContext {
@@ -8878,12 +11015,25 @@ impl<'de> ::serde::Deserialize<'de> for PodSecurityContext {
 /// Exactly one field should be set.
 ///
 /// Generated from proto `k8s.io.api.core.v1.PodSignature`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodSignature {
     /// Reference to controller whose pods should avoid this node.
     /// +optional
-    #[serde(rename = "podController", skip_serializing_if = "Option::is_none")]
     pub pod_controller: Option<crate::apimachinery::pkg::apis::meta::v1::OwnerReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodSignature {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.pod_controller) { w.field("podController"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_controller, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodSignature {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodSignature {
@@ -8915,150 +11065,163 @@ impl<'de> ::serde::Deserialize<'de> for PodSignature {
 /// PodSpec is a description of a pod.
 ///
 /// Generated from `io.k8s.api.core.v1.PodSpec` (proto `k8s.io.api.core.v1.PodSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodSpec {
     /// List of volumes that can be mounted by containers belonging to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<crate::api::core::v1::Volume>,
     /// List of initialization containers belonging to the pod. Init containers are executed in order prior to containers being started. If any init container fails, the pod is considered to have failed and is handled according to its restartPolicy. The name for an init container or normal container must be unique among all containers. Init containers may not have Lifecycle actions, Readiness probes, Liveness probes, or Startup probes. The resourceRequirements of an init container are taken into account during scheduling by finding the highest request/limit for each resource type, and then using the max of that value or the sum of the normal containers. Limits are applied to init containers in a similar fashion. Init containers cannot currently be added or removed. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/init-containers/
-    #[serde(rename = "initContainers", skip_serializing_if = "Vec::is_empty")]
     pub init_containers: Vec<crate::api::core::v1::Container>,
     /// List of containers belonging to the pod. Containers cannot currently be added or removed. There must be at least one container in a Pod. Cannot be updated.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub containers: Vec<crate::api::core::v1::Container>,
     /// List of ephemeral containers run in this pod. Ephemeral containers may be run in an existing pod to perform user-initiated actions such as debugging. This list cannot be specified when creating a pod, and it cannot be modified by updating the pod spec. In order to add an ephemeral container to an existing pod, use the pod's ephemeralcontainers subresource.
-    #[serde(rename = "ephemeralContainers", skip_serializing_if = "Vec::is_empty")]
     pub ephemeral_containers: Vec<crate::api::core::v1::EphemeralContainer>,
     /// Restart policy for all containers within the pod. One of Always, OnFailure, Never. In some contexts, only a subset of those values may be permitted. Default to Always. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#restart-policy
-    #[serde(rename = "restartPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub restart_policy: Option<String>,
     /// Optional duration in seconds the pod needs to terminate gracefully. May be decreased in delete request. Value must be non-negative integer. The value zero indicates stop immediately via the kill signal (no opportunity to shut down). If this value is nil, the default grace period will be used instead. The grace period is the duration in seconds after the processes running in the pod are sent a termination signal and the time when the processes are forcibly halted with a kill signal. Set this value longer than the expected cleanup time for your process. Defaults to 30 seconds.
-    #[serde(rename = "terminationGracePeriodSeconds", skip_serializing_if = "Option::is_none")]
     pub termination_grace_period_seconds: Option<i64>,
     /// Optional duration in seconds the pod may be active on the node relative to StartTime before the system will actively try to mark it failed and kill associated containers. Value must be a positive integer.
-    #[serde(rename = "activeDeadlineSeconds", skip_serializing_if = "Option::is_none")]
     pub active_deadline_seconds: Option<i64>,
     /// Set DNS policy for the pod. Defaults to "ClusterFirst". Valid values are 'ClusterFirstWithHostNet', 'ClusterFirst', 'Default' or 'None'. DNS parameters given in DNSConfig will be merged with the policy selected with DNSPolicy. To have DNS options set along with hostNetwork, you have to specify DNS policy explicitly to 'ClusterFirstWithHostNet'.
-    #[serde(rename = "dnsPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub dns_policy: Option<String>,
     /// NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/
-    #[serde(rename = "nodeSelector", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub node_selector: ::std::collections::BTreeMap<String, String>,
     /// ServiceAccountName is the name of the ServiceAccount to use to run this pod. More info: https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/
-    #[serde(rename = "serviceAccountName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub service_account_name: Option<String>,
     /// DeprecatedServiceAccount is a deprecated alias for ServiceAccountName. Deprecated: Use serviceAccountName instead.
-    #[serde(rename = "serviceAccount", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub service_account: Option<String>,
     /// AutomountServiceAccountToken indicates whether a service account token should be automatically mounted.
-    #[serde(rename = "automountServiceAccountToken", skip_serializing_if = "Option::is_none")]
     pub automount_service_account_token: Option<bool>,
     /// NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename
-    #[serde(rename = "nodeName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub node_name: Option<String>,
     /// Host networking requested for this pod. Use the host's network namespace. When using HostNetwork you should specify ports so the scheduler is aware. When `hostNetwork` is true, specified `hostPort` fields in port definitions must match `containerPort`, and unspecified `hostPort` fields in port definitions are defaulted to match `containerPort`. Default to false.
-    #[serde(rename = "hostNetwork", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host_network: Option<bool>,
     /// Use the host's pid namespace. Optional: Default to false.
-    #[serde(rename = "hostPID", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host_pid: Option<bool>,
     /// Use the host's ipc namespace. Optional: Default to false.
-    #[serde(rename = "hostIPC", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host_ipc: Option<bool>,
     /// Share a single process namespace between all of the containers in a pod. When this is set containers will be able to view and signal processes from other containers in the same pod, and the first process in each container will not be assigned PID 1. HostPID and ShareProcessNamespace cannot both be set. Optional: Default to false.
-    #[serde(rename = "shareProcessNamespace", skip_serializing_if = "Option::is_none")]
     pub share_process_namespace: Option<bool>,
     /// SecurityContext holds pod-level security attributes and common container settings. Optional: Defaults to empty.  See type description for default values of each field.
-    #[serde(rename = "securityContext", skip_serializing_if = "Option::is_none")]
     pub security_context: Option<crate::api::core::v1::PodSecurityContext>,
     /// ImagePullSecrets is an optional list of references to secrets in the same namespace to use for pulling any of the images used by this PodSpec. If specified, these secrets will be passed to individual puller implementations for them to use. More info: https://kubernetes.io/docs/concepts/containers/images#specifying-imagepullsecrets-on-a-pod
-    #[serde(rename = "imagePullSecrets", skip_serializing_if = "Vec::is_empty")]
     pub image_pull_secrets: Vec<crate::api::core::v1::LocalObjectReference>,
     /// Specifies the hostname of the Pod If not specified, the pod's hostname will be set to a system-defined value.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub hostname: Option<String>,
     /// If specified, the fully qualified Pod hostname will be "<hostname>.<subdomain>.<pod namespace>.svc.<cluster domain>". If not specified, the pod will not have a domainname at all.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub subdomain: Option<String>,
     /// If specified, the pod's scheduling constraints
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub affinity: Option<crate::api::core::v1::Affinity>,
     /// If specified, the pod will be dispatched by specified scheduler. If not specified, the pod will be dispatched by default scheduler.
-    #[serde(rename = "schedulerName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub scheduler_name: Option<String>,
     /// If specified, the pod's tolerations.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<crate::api::core::v1::Toleration>,
     /// HostAliases is an optional list of hosts and IPs that will be injected into the pod's hosts file if specified.
-    #[serde(rename = "hostAliases", skip_serializing_if = "Vec::is_empty")]
     pub host_aliases: Vec<crate::api::core::v1::HostAlias>,
     /// If specified, indicates the pod's priority. "system-node-critical" and "system-cluster-critical" are two special keywords which indicate the highest priorities with the former being the highest priority. Any other name must be defined by creating a PriorityClass object with that name. If not specified, the pod priority will be default or zero if there is no default.
-    #[serde(rename = "priorityClassName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub priority_class_name: Option<String>,
     /// The priority value. Various system components use this field to find the priority of the pod. When Priority Admission Controller is enabled, it prevents users from setting this field. The admission controller populates this field from PriorityClassName. The higher the value, the higher the priority.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
     /// Specifies the DNS parameters of a pod. Parameters specified here will be merged to the generated DNS configuration based on DNSPolicy.
-    #[serde(rename = "dnsConfig", skip_serializing_if = "Option::is_none")]
     pub dns_config: Option<crate::api::core::v1::PodDNSConfig>,
     /// If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates
-    #[serde(rename = "readinessGates", skip_serializing_if = "Vec::is_empty")]
     pub readiness_gates: Vec<crate::api::core::v1::PodReadinessGate>,
     /// RuntimeClassName refers to a RuntimeClass object in the node.k8s.io group, which should be used to run this pod.  If no RuntimeClass resource matches the named class, the pod will not be run. If unset or empty, the "legacy" RuntimeClass will be used, which is an implicit class with an empty definition that uses the default runtime handler. More info: https://git.k8s.io/enhancements/keps/sig-node/585-runtime-class
-    #[serde(rename = "runtimeClassName", skip_serializing_if = "Option::is_none")]
     pub runtime_class_name: Option<String>,
     /// EnableServiceLinks indicates whether information about services should be injected into pod's environment variables, matching the syntax of Docker links. Optional: Defaults to true.
-    #[serde(rename = "enableServiceLinks", skip_serializing_if = "Option::is_none")]
     pub enable_service_links: Option<bool>,
     /// PreemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.
-    #[serde(rename = "preemptionPolicy", skip_serializing_if = "Option::is_none")]
     pub preemption_policy: Option<String>,
     /// Overhead represents the resource overhead associated with running a pod for a given RuntimeClass. This field will be autopopulated at admission time by the RuntimeClass admission controller. If the RuntimeClass admission controller is enabled, overhead must not be set in Pod create requests. The RuntimeClass admission controller will reject Pod create requests which have the overhead already set. If RuntimeClass is configured and selected in the PodSpec, Overhead will be set to the value defined in the corresponding RuntimeClass, otherwise it will remain unset and treated as zero. More info: https://git.k8s.io/enhancements/keps/sig-node/688-pod-overhead/README.md
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub overhead: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// TopologySpreadConstraints describes how a group of pods ought to spread across topology domains. Scheduler will schedule pods in a way which abides by the constraints. All topologySpreadConstraints are ANDed.
-    #[serde(rename = "topologySpreadConstraints", skip_serializing_if = "Vec::is_empty")]
     pub topology_spread_constraints: Vec<crate::api::core::v1::TopologySpreadConstraint>,
     /// If true the pod's hostname will be configured as the pod's FQDN, rather than the leaf name (the default). In Linux containers, this means setting the FQDN in the hostname field of the kernel (the nodename field of struct utsname). In Windows containers, this means setting the registry value of hostname for the registry key HKEY_LOCAL_MACHINE\\SYSTEM\\CurrentControlSet\\Services\\Tcpip\\Parameters to FQDN. If a pod does not have FQDN, this has no effect. Default to false.
-    #[serde(rename = "setHostnameAsFQDN", skip_serializing_if = "Option::is_none")]
     pub set_hostname_as_fqdn: Option<bool>,
     /// Specifies the OS of the containers in the pod. Some pod and container fields are restricted if this is set.
     ///
     /// If the OS field is set to linux, the following fields must be unset: -securityContext.windowsOptions
     ///
     /// If the OS field is set to windows, following fields must be unset: - spec.hostPID - spec.hostIPC - spec.hostUsers - spec.resources - spec.securityContext.appArmorProfile - spec.securityContext.seLinuxOptions - spec.securityContext.seccompProfile - spec.securityContext.fsGroup - spec.securityContext.fsGroupChangePolicy - spec.securityContext.sysctls - spec.shareProcessNamespace - spec.securityContext.runAsUser - spec.securityContext.runAsGroup - spec.securityContext.supplementalGroups - spec.securityContext.supplementalGroupsPolicy - spec.containers[*].securityContext.appArmorProfile - spec.containers[*].securityContext.seLinuxOptions - spec.containers[*].securityContext.seccompProfile - spec.containers[*].securityContext.capabilities - spec.containers[*].securityContext.readOnlyRootFilesystem - spec.containers[*].securityContext.privileged - spec.containers[*].securityContext.allowPrivilegeEscalation - spec.containers[*].securityContext.procMount - spec.containers[*].securityContext.runAsUser - spec.containers[*].securityContext.runAsGroup
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub os: Option<crate::api::core::v1::PodOS>,
     /// Use the host's user namespace. Optional: Default to true. If set to true or not present, the pod will be run in the host user namespace, useful for when the pod needs a feature only available to the host user namespace, such as loading a kernel module with CAP_SYS_MODULE. When set to false, a new userns is created for the pod. Setting false is useful for mitigating container breakout vulnerabilities even allowing users to run their containers as root without actually having root privileges on the host.
-    #[serde(rename = "hostUsers", skip_serializing_if = "Option::is_none")]
     pub host_users: Option<bool>,
     /// SchedulingGates is an opaque list of values that if specified will block scheduling the pod. If schedulingGates is not empty, the pod will stay in the SchedulingGated state and the scheduler will not attempt to schedule the pod.
     ///
     /// SchedulingGates can only be set at pod creation time, and be removed only afterwards.
-    #[serde(rename = "schedulingGates", skip_serializing_if = "Vec::is_empty")]
     pub scheduling_gates: Vec<crate::api::core::v1::PodSchedulingGate>,
     /// ResourceClaims defines which ResourceClaims must be allocated and reserved before the Pod is allowed to start. The resources will be made available to those containers which consume them by name.
     ///
     /// This is a stable field but requires that the DynamicResourceAllocation feature gate is enabled.
     ///
     /// This field is immutable.
-    #[serde(rename = "resourceClaims", skip_serializing_if = "Vec::is_empty")]
     pub resource_claims: Vec<crate::api::core::v1::PodResourceClaim>,
     /// Resources is the total amount of CPU and Memory resources required by all containers in the pod. It supports specifying Requests and Limits for "cpu", "memory" and "hugepages-" resource names only. ResourceClaims are not supported.
     ///
     /// This field enables fine-grained control over resource allocation for the entire pod, allowing resource sharing among containers in a pod.
     ///
     /// This is an alpha field and requires enabling the PodLevelResources feature gate.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// HostnameOverride specifies an explicit override for the pod's hostname as perceived by the pod. This field only specifies the pod's hostname and does not affect its DNS records. When this field is set to a non-empty string: - It takes precedence over the values set in `hostname` and `subdomain`. - The Pod's hostname will be set to this value. - `setHostnameAsFQDN` must be nil or set to false. - `hostNetwork` must be set to false.
     ///
     /// This field must be a valid DNS subdomain as defined in RFC 1123 and contain at most 64 characters. Requires the HostnameOverride feature gate to be enabled.
-    #[serde(rename = "hostnameOverride", skip_serializing_if = "Option::is_none")]
     pub hostname_override: Option<String>,
     /// SchedulingGroup provides a reference to the immediate scheduling runtime grouping object that this Pod belongs to. This field is used by the scheduler to identify the group and apply the correct group scheduling policies. The association with a group also impacts other lifecycle aspects of a Pod that are relevant in a wider context of scheduling like preemption, resource attachment, etc. If not specified, the Pod is treated as a single unit in all of these aspects. The group object referenced by this field may not exist at the time the Pod is created. This field is immutable, but a group object with the same name may be recreated with different policies. Doing this during pod scheduling may result in the placement not conforming to the expected policies.
-    #[serde(rename = "schedulingGroup", skip_serializing_if = "Option::is_none")]
     pub scheduling_group: Option<crate::api::core::v1::PodSchedulingGroup>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.volumes) { w.field("volumes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volumes, w); }
+        if !Vec::is_empty(&self.init_containers) { w.field("initContainers"); ::kapi_apimachinery::write::WriteJson::write_json(&self.init_containers, w); }
+        w.field("containers"); ::kapi_apimachinery::go::vec_or_null(&self.containers, w);
+        if !Vec::is_empty(&self.ephemeral_containers) { w.field("ephemeralContainers"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ephemeral_containers, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.restart_policy) { w.field("restartPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.restart_policy, w); }
+        if !Option::is_none(&self.termination_grace_period_seconds) { w.field("terminationGracePeriodSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.termination_grace_period_seconds, w); }
+        if !Option::is_none(&self.active_deadline_seconds) { w.field("activeDeadlineSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.active_deadline_seconds, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.dns_policy) { w.field("dnsPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.dns_policy, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.node_selector) { w.field("nodeSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_selector, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.service_account_name) { w.field("serviceAccountName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_account_name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.service_account) { w.field("serviceAccount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_account, w); }
+        if !Option::is_none(&self.automount_service_account_token) { w.field("automountServiceAccountToken"); ::kapi_apimachinery::write::WriteJson::write_json(&self.automount_service_account_token, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.node_name) { w.field("nodeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.host_network) { w.field("hostNetwork"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host_network, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.host_pid) { w.field("hostPID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host_pid, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.host_ipc) { w.field("hostIPC"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host_ipc, w); }
+        if !Option::is_none(&self.share_process_namespace) { w.field("shareProcessNamespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.share_process_namespace, w); }
+        if !Option::is_none(&self.security_context) { w.field("securityContext"); ::kapi_apimachinery::write::WriteJson::write_json(&self.security_context, w); }
+        if !Vec::is_empty(&self.image_pull_secrets) { w.field("imagePullSecrets"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image_pull_secrets, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.hostname) { w.field("hostname"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hostname, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.subdomain) { w.field("subdomain"); ::kapi_apimachinery::write::WriteJson::write_json(&self.subdomain, w); }
+        if !Option::is_none(&self.affinity) { w.field("affinity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.affinity, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.scheduler_name) { w.field("schedulerName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scheduler_name, w); }
+        if !Vec::is_empty(&self.tolerations) { w.field("tolerations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tolerations, w); }
+        if !Vec::is_empty(&self.host_aliases) { w.field("hostAliases"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host_aliases, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.priority_class_name) { w.field("priorityClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.priority_class_name, w); }
+        if !Option::is_none(&self.priority) { w.field("priority"); ::kapi_apimachinery::write::WriteJson::write_json(&self.priority, w); }
+        if !Option::is_none(&self.dns_config) { w.field("dnsConfig"); ::kapi_apimachinery::write::WriteJson::write_json(&self.dns_config, w); }
+        if !Vec::is_empty(&self.readiness_gates) { w.field("readinessGates"); ::kapi_apimachinery::write::WriteJson::write_json(&self.readiness_gates, w); }
+        if !Option::is_none(&self.runtime_class_name) { w.field("runtimeClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.runtime_class_name, w); }
+        if !Option::is_none(&self.enable_service_links) { w.field("enableServiceLinks"); ::kapi_apimachinery::write::WriteJson::write_json(&self.enable_service_links, w); }
+        if !Option::is_none(&self.preemption_policy) { w.field("preemptionPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.preemption_policy, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.overhead) { w.field("overhead"); ::kapi_apimachinery::write::WriteJson::write_json(&self.overhead, w); }
+        if !Vec::is_empty(&self.topology_spread_constraints) { w.field("topologySpreadConstraints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.topology_spread_constraints, w); }
+        if !Option::is_none(&self.set_hostname_as_fqdn) { w.field("setHostnameAsFQDN"); ::kapi_apimachinery::write::WriteJson::write_json(&self.set_hostname_as_fqdn, w); }
+        if !Option::is_none(&self.os) { w.field("os"); ::kapi_apimachinery::write::WriteJson::write_json(&self.os, w); }
+        if !Option::is_none(&self.host_users) { w.field("hostUsers"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host_users, w); }
+        if !Vec::is_empty(&self.scheduling_gates) { w.field("schedulingGates"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scheduling_gates, w); }
+        if !Vec::is_empty(&self.resource_claims) { w.field("resourceClaims"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claims, w); }
+        if !Option::is_none(&self.resources) { w.field("resources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resources, w); }
+        if !Option::is_none(&self.hostname_override) { w.field("hostnameOverride"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hostname_override, w); }
+        if !Option::is_none(&self.scheduling_group) { w.field("schedulingGroup"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scheduling_group, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodSpec {
@@ -9172,75 +11335,88 @@ impl<'de> ::serde::Deserialize<'de> for PodSpec {
 /// PodStatus represents information about the status of a pod. Status may trail the actual state of a system, especially if the node that hosts the pod cannot contact the control plane.
 ///
 /// Generated from `io.k8s.api.core.v1.PodStatus` (proto `k8s.io.api.core.v1.PodStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodStatus {
     /// If set, this represents the .metadata.generation that the pod status was set based upon. The PodObservedGenerationTracking feature gate must be enabled to use this field.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// The phase of a Pod is a simple, high-level summary of where the Pod is in its lifecycle. The conditions array, the reason and message fields, and the individual container status arrays contain more detail about the pod's status. There are five possible phase values:
     ///
     /// Pending: The pod has been accepted by the Kubernetes system, but one or more of the container images has not been created. This includes time before being scheduled as well as time spent downloading images over the network, which could take a while. Running: The pod has been bound to a node, and all of the containers have been created. At least one container is still running, or is in the process of starting or restarting. Succeeded: All containers in the pod have terminated in success, and will not be restarted. Failed: All containers in the pod have terminated, and at least one container has terminated in failure. The container either exited with non-zero status or was terminated by the system. Unknown: For some reason the state of the pod could not be obtained, typically due to an error in communicating with the host of the pod.
     ///
     /// More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-phase
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub phase: Option<String>,
     /// Current service state of pod. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::core::v1::PodCondition>,
     /// A human readable message indicating details about why the pod is in this condition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// A brief CamelCase message indicating details about why the pod is in this state. e.g. 'Evicted'
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.
-    #[serde(rename = "nominatedNodeName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub nominated_node_name: Option<String>,
     /// hostIP holds the IP address of the host to which the pod is assigned. Empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns mean that HostIP will not be updated even if there is a node is assigned to pod
-    #[serde(rename = "hostIP", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host_ip: Option<String>,
     /// hostIPs holds the IP addresses allocated to the host. If this field is specified, the first entry must match the hostIP field. This list is empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns means that HostIPs will not be updated even if there is a node is assigned to this pod.
-    #[serde(rename = "hostIPs", skip_serializing_if = "Vec::is_empty")]
     pub host_ips: Vec<crate::api::core::v1::HostIP>,
     /// podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.
-    #[serde(rename = "podIP", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub pod_ip: Option<String>,
     /// podIPs holds the IP addresses allocated to the pod. If this field is specified, the 0th entry must match the podIP field. Pods may be allocated at most 1 value for each of IPv4 and IPv6. This list is empty if no IPs have been allocated yet.
-    #[serde(rename = "podIPs", skip_serializing_if = "Vec::is_empty")]
     pub pod_ips: Vec<crate::api::core::v1::PodIP>,
     /// RFC 3339 date and time at which the object was acknowledged by the Kubelet. This is before the Kubelet pulled the container image(s) for the pod.
-    #[serde(rename = "startTime", skip_serializing_if = "Option::is_none")]
     pub start_time: Option<::kapi_apimachinery::Time>,
     /// Statuses of init containers in this pod. The most recent successful non-restartable init container will have ready = true, the most recently started container will have startTime set. Each init container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-and-container-status
-    #[serde(rename = "initContainerStatuses", skip_serializing_if = "Vec::is_empty")]
     pub init_container_statuses: Vec<crate::api::core::v1::ContainerStatus>,
     /// Statuses of containers in this pod. Each container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status
-    #[serde(rename = "containerStatuses", skip_serializing_if = "Vec::is_empty")]
     pub container_statuses: Vec<crate::api::core::v1::ContainerStatus>,
     /// The Quality of Service (QOS) classification assigned to the pod based on resource requirements See PodQOSClass type for available QOS classes More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#quality-of-service-classes
-    #[serde(rename = "qosClass", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub qos_class: Option<String>,
     /// Statuses for any ephemeral containers that have run in this pod. Each ephemeral container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced. If a status for a non-existent container is present in the list, or the list has duplicate names, the behavior of various Kubernetes components is not defined and those statuses might be ignored. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-and-container-status
-    #[serde(rename = "ephemeralContainerStatuses", skip_serializing_if = "Vec::is_empty")]
     pub ephemeral_container_statuses: Vec<crate::api::core::v1::ContainerStatus>,
     /// Status of resources resize desired for pod's containers. It is empty if no resources resize is pending. Any changes to container resources will automatically set this to "Proposed" Deprecated: Resize status is moved to two pod conditions PodResizePending and PodResizeInProgress. PodResizePending will track states where the spec has been resized, but the Kubelet has not yet allocated the resources. PodResizeInProgress will track in-progress resizes, and should be present whenever allocated resources != acknowledged resources.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resize: Option<String>,
     /// Status of resource claims.
-    #[serde(rename = "resourceClaimStatuses", skip_serializing_if = "Vec::is_empty")]
     pub resource_claim_statuses: Vec<crate::api::core::v1::PodResourceClaimStatus>,
     /// Status of extended resource claim backed by DRA.
-    #[serde(rename = "extendedResourceClaimStatus", skip_serializing_if = "Option::is_none")]
     pub extended_resource_claim_status: Option<crate::api::core::v1::PodExtendedResourceClaimStatus>,
     /// AllocatedResources is the total requests allocated for this pod by the node. If pod-level requests are not set, this will be the total requests aggregated across containers in the pod.
-    #[serde(rename = "allocatedResources", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub allocated_resources: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Resources represents the compute resource requests and limits that have been applied at the pod level if pod-level requests or limits are set in PodSpec.Resources
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<crate::api::core::v1::ResourceRequirements>,
     /// NodeAllocatableResourceClaimStatuses contains the status of node-allocatable resources that were allocated for this pod through DRA claims. This includes resources currently reported in v1.Node `status.allocatable` that are not extended resources (see https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources). Examples include "cpu", "memory", "ephemeral-storage", and hugepages.
-    #[serde(rename = "nodeAllocatableResourceClaimStatuses", skip_serializing_if = "Vec::is_empty")]
     pub node_allocatable_resource_claim_statuses: Vec<crate::api::core::v1::NodeAllocatableResourceClaimStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.phase) { w.field("phase"); ::kapi_apimachinery::write::WriteJson::write_json(&self.phase, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.nominated_node_name) { w.field("nominatedNodeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.nominated_node_name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.host_ip) { w.field("hostIP"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host_ip, w); }
+        if !Vec::is_empty(&self.host_ips) { w.field("hostIPs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host_ips, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.pod_ip) { w.field("podIP"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_ip, w); }
+        if !Vec::is_empty(&self.pod_ips) { w.field("podIPs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_ips, w); }
+        if !Option::is_none(&self.start_time) { w.field("startTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.start_time, w); }
+        if !Vec::is_empty(&self.init_container_statuses) { w.field("initContainerStatuses"); ::kapi_apimachinery::write::WriteJson::write_json(&self.init_container_statuses, w); }
+        if !Vec::is_empty(&self.container_statuses) { w.field("containerStatuses"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container_statuses, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.qos_class) { w.field("qosClass"); ::kapi_apimachinery::write::WriteJson::write_json(&self.qos_class, w); }
+        if !Vec::is_empty(&self.ephemeral_container_statuses) { w.field("ephemeralContainerStatuses"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ephemeral_container_statuses, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.resize) { w.field("resize"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resize, w); }
+        if !Vec::is_empty(&self.resource_claim_statuses) { w.field("resourceClaimStatuses"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claim_statuses, w); }
+        if !Option::is_none(&self.extended_resource_claim_status) { w.field("extendedResourceClaimStatus"); ::kapi_apimachinery::write::WriteJson::write_json(&self.extended_resource_claim_status, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.allocated_resources) { w.field("allocatedResources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocated_resources, w); }
+        if !Option::is_none(&self.resources) { w.field("resources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resources, w); }
+        if !Vec::is_empty(&self.node_allocatable_resource_claim_statuses) { w.field("nodeAllocatableResourceClaimStatuses"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_allocatable_resource_claim_statuses, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodStatus {
@@ -9312,18 +11488,15 @@ impl<'de> ::serde::Deserialize<'de> for PodStatus {
 /// PodStatusResult is a wrapper for PodStatus returned by kubelet that can be encode/decoded
 ///
 /// Generated from proto `k8s.io.api.core.v1.PodStatusResult`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodStatusResult {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Most recently observed status of the pod.
     /// This data may not be up to date.
@@ -9331,8 +11504,24 @@ pub struct PodStatusResult {
     /// Read-only.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::PodStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodStatusResult {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodStatusResult {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodStatusResult {
@@ -9370,20 +11559,33 @@ impl<'de> ::serde::Deserialize<'de> for PodStatusResult {
 /// PodTemplate describes a template for creating copies of a predefined pod.
 ///
 /// Generated from `io.k8s.api.core.v1.PodTemplate` (proto `k8s.io.api.core.v1.PodTemplate`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodTemplate {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Template defines the pods that will be created from this pod template. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodTemplate {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("template"); ::kapi_apimachinery::go::opt_or_default(&self.template, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodTemplate {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodTemplate {
@@ -9421,20 +11623,33 @@ impl<'de> ::serde::Deserialize<'de> for PodTemplate {
 /// PodTemplateList is a list of PodTemplates.
 ///
 /// Generated from `io.k8s.api.core.v1.PodTemplateList` (proto `k8s.io.api.core.v1.PodTemplateList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodTemplateList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of pod templates
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::PodTemplate>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodTemplateList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodTemplateList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodTemplateList {
@@ -9472,14 +11687,27 @@ impl<'de> ::serde::Deserialize<'de> for PodTemplateList {
 /// PodTemplateSpec describes the data a pod should have when created from a template
 ///
 /// Generated from `io.k8s.api.core.v1.PodTemplateSpec` (proto `k8s.io.api.core.v1.PodTemplateSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodTemplateSpec {
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of the pod. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::PodSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodTemplateSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodTemplateSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodTemplateSpec {
@@ -9513,7 +11741,7 @@ impl<'de> ::serde::Deserialize<'de> for PodTemplateSpec {
 /// PortStatus represents the error condition of a service port
 ///
 /// Generated from `io.k8s.api.core.v1.PortStatus` (proto `k8s.io.api.core.v1.PortStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PortStatus {
     /// Port is the port number of the service port of which status is recorded here
     pub port: i32,
@@ -9523,8 +11751,23 @@ pub struct PortStatus {
     ///   CamelCase names
     /// - cloud provider specific error values must have names that comply with the
     ///   format foo.example.com/CamelCase.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PortStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w);
+        w.field("protocol"); ::kapi_apimachinery::write::WriteJson::write_json(&self.protocol, w);
+        if !Option::is_none(&self.error) { w.field("error"); ::kapi_apimachinery::write::WriteJson::write_json(&self.error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PortStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PortStatus {
@@ -9560,17 +11803,30 @@ impl<'de> ::serde::Deserialize<'de> for PortStatus {
 /// PortworxVolumeSource represents a Portworx volume resource.
 ///
 /// Generated from `io.k8s.api.core.v1.PortworxVolumeSource` (proto `k8s.io.api.core.v1.PortworxVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PortworxVolumeSource {
     /// volumeID uniquely identifies a Portworx volume
-    #[serde(rename = "volumeID")]
     pub volume_id: String,
     /// fSType represents the filesystem type to mount Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PortworxVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("volumeID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_id, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PortworxVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PortworxVolumeSource {
@@ -9607,12 +11863,25 @@ impl<'de> ::serde::Deserialize<'de> for PortworxVolumeSource {
 /// +k8s:openapi-gen=false
 ///
 /// Generated from proto `k8s.io.api.core.v1.Preconditions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Preconditions {
     /// Specifies the target UID.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Preconditions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.uid) { w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Preconditions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Preconditions {
@@ -9644,23 +11913,36 @@ impl<'de> ::serde::Deserialize<'de> for Preconditions {
 /// Describes a class of pods that should avoid this node.
 ///
 /// Generated from proto `k8s.io.api.core.v1.PreferAvoidPodsEntry`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PreferAvoidPodsEntry {
     /// The class of pods.
-    #[serde(rename = "podSignature", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub pod_signature: Option<crate::api::core::v1::PodSignature>,
     /// Time at which this entry was added to the list.
     /// +optional
-    #[serde(rename = "evictionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub eviction_time: Option<::kapi_apimachinery::Time>,
     /// (brief) reason why this entry was added to the list.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Human readable message indicating why this entry was added to the list.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PreferAvoidPodsEntry {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("podSignature"); ::kapi_apimachinery::go::opt_or_default(&self.pod_signature, w);
+        w.field("evictionTime"); ::kapi_apimachinery::go::opt_or_default(&self.eviction_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PreferAvoidPodsEntry {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PreferAvoidPodsEntry {
@@ -9698,12 +11980,27 @@ impl<'de> ::serde::Deserialize<'de> for PreferAvoidPodsEntry {
 /// An empty preferred scheduling term matches all objects with implicit weight 0 (i.e. it's a no-op). A null preferred scheduling term matches no objects (i.e. is also a no-op).
 ///
 /// Generated from `io.k8s.api.core.v1.PreferredSchedulingTerm` (proto `k8s.io.api.core.v1.PreferredSchedulingTerm`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PreferredSchedulingTerm {
     /// Weight associated with matching the corresponding nodeSelectorTerm, in the range 1-100.
     pub weight: i32,
     /// A node selector term, associated with the corresponding weight.
     pub preference: crate::api::core::v1::NodeSelectorTerm,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PreferredSchedulingTerm {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("weight"); ::kapi_apimachinery::write::WriteJson::write_json(&self.weight, w);
+        w.field("preference"); ::kapi_apimachinery::write::WriteJson::write_json(&self.preference, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PreferredSchedulingTerm {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PreferredSchedulingTerm {
@@ -9737,38 +12034,51 @@ impl<'de> ::serde::Deserialize<'de> for PreferredSchedulingTerm {
 /// Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.
 ///
 /// Generated from `io.k8s.api.core.v1.Probe` (proto `k8s.io.api.core.v1.Probe`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Probe {
     /// Exec specifies a command to execute in the container.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exec: Option<crate::api::core::v1::ExecAction>,
     /// HTTPGet specifies an HTTP GET request to perform.
-    #[serde(rename = "httpGet", skip_serializing_if = "Option::is_none")]
     pub http_get: Option<crate::api::core::v1::HTTPGetAction>,
     /// TCPSocket specifies a connection to a TCP port.
-    #[serde(rename = "tcpSocket", skip_serializing_if = "Option::is_none")]
     pub tcp_socket: Option<crate::api::core::v1::TCPSocketAction>,
     /// GRPC specifies a GRPC HealthCheckRequest.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc: Option<crate::api::core::v1::GRPCAction>,
     /// Number of seconds after the container has started before liveness probes are initiated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
-    #[serde(rename = "initialDelaySeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub initial_delay_seconds: Option<i32>,
     /// Number of seconds after which the probe times out. Defaults to 1 second. Minimum value is 1. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes
-    #[serde(rename = "timeoutSeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub timeout_seconds: Option<i32>,
     /// How often (in seconds) to perform the probe. Default to 10 seconds. Minimum value is 1.
-    #[serde(rename = "periodSeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub period_seconds: Option<i32>,
     /// Minimum consecutive successes for the probe to be considered successful after having failed. Defaults to 1. Must be 1 for liveness and startup. Minimum value is 1.
-    #[serde(rename = "successThreshold", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub success_threshold: Option<i32>,
     /// Minimum consecutive failures for the probe to be considered failed after having succeeded. Defaults to 3. Minimum value is 1.
-    #[serde(rename = "failureThreshold", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub failure_threshold: Option<i32>,
     /// Optional duration in seconds the pod needs to terminate gracefully upon probe failure. The grace period is the duration in seconds after the processes running in the pod are sent a termination signal and the time when the processes are forcibly halted with a kill signal. Set this value longer than the expected cleanup time for your process. If this value is nil, the pod's terminationGracePeriodSeconds will be used. Otherwise, this value overrides the value provided by the pod spec. Value must be non-negative integer. The value zero indicates stop immediately via the kill signal (no opportunity to shut down). This is a beta field and requires enabling ProbeTerminationGracePeriod feature gate. Minimum value is 1. spec.terminationGracePeriodSeconds is used if unset.
-    #[serde(rename = "terminationGracePeriodSeconds", skip_serializing_if = "Option::is_none")]
     pub termination_grace_period_seconds: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Probe {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.exec) { w.field("exec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exec, w); }
+        if !Option::is_none(&self.http_get) { w.field("httpGet"); ::kapi_apimachinery::write::WriteJson::write_json(&self.http_get, w); }
+        if !Option::is_none(&self.tcp_socket) { w.field("tcpSocket"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tcp_socket, w); }
+        if !Option::is_none(&self.grpc) { w.field("grpc"); ::kapi_apimachinery::write::WriteJson::write_json(&self.grpc, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.initial_delay_seconds) { w.field("initialDelaySeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.initial_delay_seconds, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.timeout_seconds) { w.field("timeoutSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.timeout_seconds, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.period_seconds) { w.field("periodSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.period_seconds, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.success_threshold) { w.field("successThreshold"); ::kapi_apimachinery::write::WriteJson::write_json(&self.success_threshold, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.failure_threshold) { w.field("failureThreshold"); ::kapi_apimachinery::write::WriteJson::write_json(&self.failure_threshold, w); }
+        if !Option::is_none(&self.termination_grace_period_seconds) { w.field("terminationGracePeriodSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.termination_grace_period_seconds, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Probe {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Probe {
@@ -9819,24 +12129,37 @@ impl<'de> ::serde::Deserialize<'de> for Probe {
 /// One and only one of the fields must be specified.
 ///
 /// Generated from proto `k8s.io.api.core.v1.ProbeHandler`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProbeHandler {
     /// Exec specifies a command to execute in the container.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exec: Option<crate::api::core::v1::ExecAction>,
     /// HTTPGet specifies an HTTP GET request to perform.
     /// +optional
-    #[serde(rename = "httpGet", skip_serializing_if = "Option::is_none")]
     pub http_get: Option<crate::api::core::v1::HTTPGetAction>,
     /// TCPSocket specifies a connection to a TCP port.
     /// +optional
-    #[serde(rename = "tcpSocket", skip_serializing_if = "Option::is_none")]
     pub tcp_socket: Option<crate::api::core::v1::TCPSocketAction>,
     /// GRPC specifies a GRPC HealthCheckRequest.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc: Option<crate::api::core::v1::GRPCAction>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ProbeHandler {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.exec) { w.field("exec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exec, w); }
+        if !Option::is_none(&self.http_get) { w.field("httpGet"); ::kapi_apimachinery::write::WriteJson::write_json(&self.http_get, w); }
+        if !Option::is_none(&self.tcp_socket) { w.field("tcpSocket"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tcp_socket, w); }
+        if !Option::is_none(&self.grpc) { w.field("grpc"); ::kapi_apimachinery::write::WriteJson::write_json(&self.grpc, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ProbeHandler {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ProbeHandler {
@@ -9874,14 +12197,27 @@ impl<'de> ::serde::Deserialize<'de> for ProbeHandler {
 /// Represents a projected volume source
 ///
 /// Generated from `io.k8s.api.core.v1.ProjectedVolumeSource` (proto `k8s.io.api.core.v1.ProjectedVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProjectedVolumeSource {
     /// sources is the list of volume projections. Each entry in this list handles one source.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub sources: Vec<crate::api::core::v1::VolumeProjection>,
     /// defaultMode are the mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ProjectedVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("sources"); ::kapi_apimachinery::go::vec_or_null(&self.sources, w);
+        if !Option::is_none(&self.default_mode) { w.field("defaultMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.default_mode, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ProjectedVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ProjectedVolumeSource {
@@ -9915,24 +12251,39 @@ impl<'de> ::serde::Deserialize<'de> for ProjectedVolumeSource {
 /// Represents a Quobyte mount that lasts the lifetime of a pod. Quobyte volumes do not support ownership management or SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.QuobyteVolumeSource` (proto `k8s.io.api.core.v1.QuobyteVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct QuobyteVolumeSource {
     /// registry represents a single or multiple Quobyte Registry services specified as a string as host:port pair (multiple entries are separated with commas) which acts as the central registry for volumes
     pub registry: String,
     /// volume is a string that references an already created Quobyte volume by name.
     pub volume: String,
     /// readOnly here will force the Quobyte volume to be mounted with read-only permissions. Defaults to false.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// user to map volume access to Defaults to serivceaccount user
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub user: Option<String>,
     /// group to map volume access to Default is no group
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub group: Option<String>,
     /// tenant owning the given Quobyte volume in the Backend Used with dynamically provisioned Quobyte volumes, value is set by the plugin
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub tenant: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for QuobyteVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("registry"); ::kapi_apimachinery::write::WriteJson::write_json(&self.registry, w);
+        w.field("volume"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.user) { w.field("user"); ::kapi_apimachinery::write::WriteJson::write_json(&self.user, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.group) { w.field("group"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.tenant) { w.field("tenant"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tenant, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for QuobyteVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for QuobyteVolumeSource {
@@ -9974,31 +12325,45 @@ impl<'de> ::serde::Deserialize<'de> for QuobyteVolumeSource {
 /// Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.RBDPersistentVolumeSource` (proto `k8s.io.api.core.v1.RBDPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RBDPersistentVolumeSource {
     /// monitors is a collection of Ceph monitors. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub monitors: Vec<String>,
     /// image is the rados image name. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
     pub image: String,
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#rbd
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// pool is the rados pool name. Default is rbd. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub pool: Option<String>,
     /// user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub user: Option<String>,
     /// keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub keyring: Option<String>,
     /// secretRef is name of the authentication secret for RBDUser. If provided overrides keyring. Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::SecretReference>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RBDPersistentVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("monitors"); ::kapi_apimachinery::go::vec_or_null(&self.monitors, w);
+        w.field("image"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.pool) { w.field("pool"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.user) { w.field("user"); ::kapi_apimachinery::write::WriteJson::write_json(&self.user, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.keyring) { w.field("keyring"); ::kapi_apimachinery::write::WriteJson::write_json(&self.keyring, w); }
+        if !Option::is_none(&self.secret_ref) { w.field("secretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_ref, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RBDPersistentVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RBDPersistentVolumeSource {
@@ -10044,31 +12409,45 @@ impl<'de> ::serde::Deserialize<'de> for RBDPersistentVolumeSource {
 /// Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.RBDVolumeSource` (proto `k8s.io.api.core.v1.RBDVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RBDVolumeSource {
     /// monitors is a collection of Ceph monitors. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub monitors: Vec<String>,
     /// image is the rados image name. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
     pub image: String,
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: https://kubernetes.io/docs/concepts/storage/volumes#rbd
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// pool is the rados pool name. Default is rbd. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub pool: Option<String>,
     /// user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub user: Option<String>,
     /// keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub keyring: Option<String>,
     /// secretRef is name of the authentication secret for RBDUser. If provided overrides keyring. Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RBDVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("monitors"); ::kapi_apimachinery::go::vec_or_null(&self.monitors, w);
+        w.field("image"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.pool) { w.field("pool"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.user) { w.field("user"); ::kapi_apimachinery::write::WriteJson::write_json(&self.user, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.keyring) { w.field("keyring"); ::kapi_apimachinery::write::WriteJson::write_json(&self.keyring, w); }
+        if !Option::is_none(&self.secret_ref) { w.field("secretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_ref, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RBDVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RBDVolumeSource {
@@ -10114,25 +12493,38 @@ impl<'de> ::serde::Deserialize<'de> for RBDVolumeSource {
 /// RangeAllocation is not a public type.
 ///
 /// Generated from proto `k8s.io.api.core.v1.RangeAllocation`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RangeAllocation {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Range is string that identifies the range represented by 'data'.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub range: Option<String>,
     /// Data is a bit array containing all allocated addresses in the previous segment.
-    #[serde(serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub data: Option<Vec<u8>>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RangeAllocation {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("range"); ::kapi_apimachinery::go::opt_or_default(&self.range, w);
+        w.field("data"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.data, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RangeAllocation {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RangeAllocation {
@@ -10172,23 +12564,36 @@ impl<'de> ::serde::Deserialize<'de> for RangeAllocation {
 /// ReplicationController represents the configuration of a replication controller.
 ///
 /// Generated from `io.k8s.api.core.v1.ReplicationController` (proto `k8s.io.api.core.v1.ReplicationController`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicationController {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// If the Labels of a ReplicationController are empty, they are defaulted to be the same as the Pod(s) that the replication controller manages. Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the specification of the desired behavior of the replication controller. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::ReplicationControllerSpec>,
     /// Status is the most recently observed status of the replication controller. This data may be out of date by some window of time. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::ReplicationControllerStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ReplicationController {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ReplicationController {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ReplicationController {
@@ -10228,21 +12633,36 @@ impl<'de> ::serde::Deserialize<'de> for ReplicationController {
 /// ReplicationControllerCondition describes the state of a replication controller at a certain point.
 ///
 /// Generated from `io.k8s.api.core.v1.ReplicationControllerCondition` (proto `k8s.io.api.core.v1.ReplicationControllerCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicationControllerCondition {
     /// Type of replication controller condition.
     pub r#type: String,
     /// Status of the condition, one of True, False, Unknown.
     pub status: String,
     /// The last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// The reason for the condition's last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human readable message indicating details about the transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ReplicationControllerCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ReplicationControllerCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ReplicationControllerCondition {
@@ -10282,20 +12702,33 @@ impl<'de> ::serde::Deserialize<'de> for ReplicationControllerCondition {
 /// ReplicationControllerList is a collection of replication controllers.
 ///
 /// Generated from `io.k8s.api.core.v1.ReplicationControllerList` (proto `k8s.io.api.core.v1.ReplicationControllerList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicationControllerList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of replication controllers. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::ReplicationController>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ReplicationControllerList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ReplicationControllerList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ReplicationControllerList {
@@ -10333,20 +12766,33 @@ impl<'de> ::serde::Deserialize<'de> for ReplicationControllerList {
 /// ReplicationControllerSpec is the specification of a replication controller.
 ///
 /// Generated from `io.k8s.api.core.v1.ReplicationControllerSpec` (proto `k8s.io.api.core.v1.ReplicationControllerSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicationControllerSpec {
     /// Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available. Defaults to 0 (pod will be considered available as soon as it is ready)
-    #[serde(rename = "minReadySeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub min_ready_seconds: Option<i32>,
     /// Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub selector: ::std::collections::BTreeMap<String, String>,
     /// Template is the object that describes the pod that will be created if insufficient replicas are detected. This takes precedence over a TemplateRef. The only allowed template.spec.restartPolicy value is "Always". More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ReplicationControllerSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.replicas) { w.field("replicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.min_ready_seconds) { w.field("minReadySeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_ready_seconds, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        if !Option::is_none(&self.template) { w.field("template"); ::kapi_apimachinery::write::WriteJson::write_json(&self.template, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ReplicationControllerSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ReplicationControllerSpec {
@@ -10384,25 +12830,39 @@ impl<'de> ::serde::Deserialize<'de> for ReplicationControllerSpec {
 /// ReplicationControllerStatus represents the current status of a replication controller.
 ///
 /// Generated from `io.k8s.api.core.v1.ReplicationControllerStatus` (proto `k8s.io.api.core.v1.ReplicationControllerStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicationControllerStatus {
     /// Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller
     pub replicas: i32,
     /// The number of pods that have labels matching the labels of the pod template of the replication controller.
-    #[serde(rename = "fullyLabeledReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fully_labeled_replicas: Option<i32>,
     /// The number of ready replicas for this replication controller.
-    #[serde(rename = "readyReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ready_replicas: Option<i32>,
     /// The number of available replicas (ready for at least minReadySeconds) for this replication controller.
-    #[serde(rename = "availableReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub available_replicas: Option<i32>,
     /// ObservedGeneration reflects the generation of the most recently observed replication controller.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// Represents the latest available observations of a replication controller's current state.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::core::v1::ReplicationControllerCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ReplicationControllerStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("replicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.replicas, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fully_labeled_replicas) { w.field("fullyLabeledReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fully_labeled_replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.ready_replicas) { w.field("readyReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ready_replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.available_replicas) { w.field("availableReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.available_replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ReplicationControllerStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ReplicationControllerStatus {
@@ -10444,13 +12904,27 @@ impl<'de> ::serde::Deserialize<'de> for ReplicationControllerStatus {
 /// ResourceClaim references one entry in PodSpec.ResourceClaims.
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceClaim` (proto `k8s.io.api.core.v1.ResourceClaim`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaim {
     /// Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this field is used. It makes that resource available inside a container.
     pub name: String,
     /// Request is the name chosen for a request in the referenced claim. If empty, everything from the claim is made available, otherwise only the result of this request.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub request: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaim {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.request) { w.field("request"); ::kapi_apimachinery::write::WriteJson::write_json(&self.request, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaim {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaim {
@@ -10484,16 +12958,30 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaim {
 /// ResourceFieldSelector represents container resources (cpu, memory) and their output format
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceFieldSelector` (proto `k8s.io.api.core.v1.ResourceFieldSelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceFieldSelector {
     /// Container name: required for volumes, optional for env vars
-    #[serde(rename = "containerName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub container_name: Option<String>,
     /// Required: resource to select
     pub resource: String,
     /// Specifies the output format of the exposed resources, defaults to "1"
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub divisor: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceFieldSelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.container_name) { w.field("containerName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.container_name, w); }
+        w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w);
+        w.field("divisor"); ::kapi_apimachinery::go::opt_or_default(&self.divisor, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceFieldSelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceFieldSelector {
@@ -10529,10 +13017,9 @@ impl<'de> ::serde::Deserialize<'de> for ResourceFieldSelector {
 /// ResourceHealth represents the health of a resource. It has the latest device health information. This is a part of KEP https://kep.k8s.io/4680.
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceHealth` (proto `k8s.io.api.core.v1.ResourceHealth`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceHealth {
     /// ResourceID is the unique identifier of the resource. See the ResourceID type for more information.
-    #[serde(rename = "resourceID")]
     pub resource_id: String,
     /// Health of the resource. can be one of:
     ///  - Healthy: operates as normal
@@ -10543,11 +13030,25 @@ pub struct ResourceHealth {
     ///             For example, Device Plugin got unregistered and hasn't been re-registered since.
     ///
     /// In future we may want to introduce the PermanentlyUnhealthy Status.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub health: Option<String>,
     /// Message provides human-readable context for Health (e.g. "ECC error count exceeded threshold"). This field is populated by the kubelet when ResourceHealthStatusMessage is enabled if the DRA plugin returns a message, and is null otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceHealth {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("resourceID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_id, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.health) { w.field("health"); ::kapi_apimachinery::write::WriteJson::write_json(&self.health, w); }
+        if !Option::is_none(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceHealth {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceHealth {
@@ -10583,23 +13084,36 @@ impl<'de> ::serde::Deserialize<'de> for ResourceHealth {
 /// ResourceQuota sets aggregate quota restrictions enforced per namespace
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceQuota` (proto `k8s.io.api.core.v1.ResourceQuota`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceQuota {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the desired quota. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::ResourceQuotaSpec>,
     /// Status defines the actual enforced quota and its current usage. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::ResourceQuotaStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceQuota {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceQuota {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceQuota {
@@ -10639,20 +13153,33 @@ impl<'de> ::serde::Deserialize<'de> for ResourceQuota {
 /// ResourceQuotaList is a list of ResourceQuota items.
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceQuotaList` (proto `k8s.io.api.core.v1.ResourceQuotaList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceQuotaList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is a list of ResourceQuota objects. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::ResourceQuota>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceQuotaList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceQuotaList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceQuotaList {
@@ -10690,17 +13217,30 @@ impl<'de> ::serde::Deserialize<'de> for ResourceQuotaList {
 /// ResourceQuotaSpec defines the desired hard limits to enforce for Quota.
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceQuotaSpec` (proto `k8s.io.api.core.v1.ResourceQuotaSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceQuotaSpec {
     /// hard is the set of desired hard limits for each named resource. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub hard: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// A collection of filters that must match each object tracked by a quota. If not specified, the quota matches all objects.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
     /// scopeSelector is also a collection of filters like scopes that must match each object tracked by a quota but expressed using ScopeSelectorOperator in combination with possible values. For a resource to match, both scopes AND scopeSelector (if specified in spec), must be matched.
-    #[serde(rename = "scopeSelector", skip_serializing_if = "Option::is_none")]
     pub scope_selector: Option<crate::api::core::v1::ScopeSelector>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceQuotaSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::std::collections::BTreeMap::is_empty(&self.hard) { w.field("hard"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hard, w); }
+        if !Vec::is_empty(&self.scopes) { w.field("scopes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scopes, w); }
+        if !Option::is_none(&self.scope_selector) { w.field("scopeSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scope_selector, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceQuotaSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceQuotaSpec {
@@ -10736,14 +13276,27 @@ impl<'de> ::serde::Deserialize<'de> for ResourceQuotaSpec {
 /// ResourceQuotaStatus defines the enforced hard limits and observed use.
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceQuotaStatus` (proto `k8s.io.api.core.v1.ResourceQuotaStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceQuotaStatus {
     /// Hard is the set of enforced hard limits for each named resource. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub hard: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Used is the current observed total usage of the resource in the namespace.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub used: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceQuotaStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::std::collections::BTreeMap::is_empty(&self.hard) { w.field("hard"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hard, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.used) { w.field("used"); ::kapi_apimachinery::write::WriteJson::write_json(&self.used, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceQuotaStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceQuotaStatus {
@@ -10777,21 +13330,34 @@ impl<'de> ::serde::Deserialize<'de> for ResourceQuotaStatus {
 /// ResourceRequirements describes the compute resource requirements.
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceRequirements` (proto `k8s.io.api.core.v1.ResourceRequirements`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceRequirements {
     /// Limits describes the maximum amount of compute resources allowed. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub limits: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Requests describes the minimum amount of compute resources required. If Requests is omitted for a container, it defaults to Limits if that is explicitly specified, otherwise to an implementation-defined value. Requests cannot exceed Limits. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub requests: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Claims lists the names of resources, defined in spec.resourceClaims, that are used by this container.
     ///
     /// This field depends on the DynamicResourceAllocation feature gate.
     ///
     /// This field is immutable. It can only be set for containers.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub claims: Vec<crate::api::core::v1::ResourceClaim>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceRequirements {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::std::collections::BTreeMap::is_empty(&self.limits) { w.field("limits"); ::kapi_apimachinery::write::WriteJson::write_json(&self.limits, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.requests) { w.field("requests"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requests, w); }
+        if !Vec::is_empty(&self.claims) { w.field("claims"); ::kapi_apimachinery::write::WriteJson::write_json(&self.claims, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceRequirements {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceRequirements {
@@ -10827,13 +13393,27 @@ impl<'de> ::serde::Deserialize<'de> for ResourceRequirements {
 /// ResourceStatus represents the status of a single resource allocated to a Pod.
 ///
 /// Generated from `io.k8s.api.core.v1.ResourceStatus` (proto `k8s.io.api.core.v1.ResourceStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceStatus {
     /// Name of the resource. Must be unique within the pod and in case of non-DRA resource, match one of the resources from the pod spec. For DRA resources, the value must be "claim:<claim_name>/<request>". When this status is reported about a container, the "claim_name" and "request" must match one of the claims of this container.
     pub name: String,
     /// List of unique resources health. Each element in the list contains an unique resource ID and its health. At a minimum, for the lifetime of a Pod, resource ID must uniquely identify the resource allocated to the Pod on the Node. If other Pod on the same Node reports the status with the same resource ID, it must be the same resource they share. See ResourceID type definition for a specific format it has in various use cases.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<crate::api::core::v1::ResourceHealth>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Vec::is_empty(&self.resources) { w.field("resources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resources, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceStatus {
@@ -10867,20 +13447,33 @@ impl<'de> ::serde::Deserialize<'de> for ResourceStatus {
 /// SELinuxOptions are the labels to be applied to the container
 ///
 /// Generated from `io.k8s.api.core.v1.SELinuxOptions` (proto `k8s.io.api.core.v1.SELinuxOptions`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SELinuxOptions {
     /// User is a SELinux user label that applies to the container.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub user: Option<String>,
     /// Role is a SELinux role label that applies to the container.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub role: Option<String>,
     /// Type is a SELinux type label that applies to the container.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// Level is SELinux level label that applies to the container.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub level: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SELinuxOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.user) { w.field("user"); ::kapi_apimachinery::write::WriteJson::write_json(&self.user, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.role) { w.field("role"); ::kapi_apimachinery::write::WriteJson::write_json(&self.role, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.level) { w.field("level"); ::kapi_apimachinery::write::WriteJson::write_json(&self.level, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SELinuxOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SELinuxOptions {
@@ -10918,36 +13511,51 @@ impl<'de> ::serde::Deserialize<'de> for SELinuxOptions {
 /// ScaleIOPersistentVolumeSource represents a persistent ScaleIO volume
 ///
 /// Generated from `io.k8s.api.core.v1.ScaleIOPersistentVolumeSource` (proto `k8s.io.api.core.v1.ScaleIOPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScaleIOPersistentVolumeSource {
     /// gateway is the host address of the ScaleIO API Gateway.
     pub gateway: String,
     /// system is the name of the storage system as configured in ScaleIO.
     pub system: String,
     /// secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail.
-    #[serde(rename = "secretRef", serialize_with = "::kapi_apimachinery::go::default_as_null")]
     pub secret_ref: crate::api::core::v1::SecretReference,
     /// sslEnabled is the flag to enable/disable SSL communication with Gateway, default false
-    #[serde(rename = "sslEnabled", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ssl_enabled: Option<bool>,
     /// protectionDomain is the name of the ScaleIO Protection Domain for the configured storage.
-    #[serde(rename = "protectionDomain", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub protection_domain: Option<String>,
     /// storagePool is the ScaleIO Storage Pool associated with the protection domain.
-    #[serde(rename = "storagePool", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_pool: Option<String>,
     /// storageMode indicates whether the storage for a volume should be ThickProvisioned or ThinProvisioned. Default is ThinProvisioned.
-    #[serde(rename = "storageMode", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_mode: Option<String>,
     /// volumeName is the name of a volume already created in the ScaleIO system that is associated with this volume source.
-    #[serde(rename = "volumeName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub volume_name: Option<String>,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Default is "xfs"
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ScaleIOPersistentVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("gateway"); ::kapi_apimachinery::write::WriteJson::write_json(&self.gateway, w);
+        w.field("system"); ::kapi_apimachinery::write::WriteJson::write_json(&self.system, w);
+        w.field("secretRef"); ::kapi_apimachinery::go::default_as_null(&self.secret_ref, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.ssl_enabled) { w.field("sslEnabled"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ssl_enabled, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.protection_domain) { w.field("protectionDomain"); ::kapi_apimachinery::write::WriteJson::write_json(&self.protection_domain, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.storage_pool) { w.field("storagePool"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage_pool, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.storage_mode) { w.field("storageMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage_mode, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.volume_name) { w.field("volumeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ScaleIOPersistentVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ScaleIOPersistentVolumeSource {
@@ -10997,36 +13605,51 @@ impl<'de> ::serde::Deserialize<'de> for ScaleIOPersistentVolumeSource {
 /// ScaleIOVolumeSource represents a persistent ScaleIO volume
 ///
 /// Generated from `io.k8s.api.core.v1.ScaleIOVolumeSource` (proto `k8s.io.api.core.v1.ScaleIOVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScaleIOVolumeSource {
     /// gateway is the host address of the ScaleIO API Gateway.
     pub gateway: String,
     /// system is the name of the storage system as configured in ScaleIO.
     pub system: String,
     /// secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail.
-    #[serde(rename = "secretRef", serialize_with = "::kapi_apimachinery::go::default_as_null")]
     pub secret_ref: crate::api::core::v1::LocalObjectReference,
     /// sslEnabled Flag enable/disable SSL communication with Gateway, default false
-    #[serde(rename = "sslEnabled", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ssl_enabled: Option<bool>,
     /// protectionDomain is the name of the ScaleIO Protection Domain for the configured storage.
-    #[serde(rename = "protectionDomain", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub protection_domain: Option<String>,
     /// storagePool is the ScaleIO Storage Pool associated with the protection domain.
-    #[serde(rename = "storagePool", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_pool: Option<String>,
     /// storageMode indicates whether the storage for a volume should be ThickProvisioned or ThinProvisioned. Default is ThinProvisioned.
-    #[serde(rename = "storageMode", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_mode: Option<String>,
     /// volumeName is the name of a volume already created in the ScaleIO system that is associated with this volume source.
-    #[serde(rename = "volumeName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub volume_name: Option<String>,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Default is "xfs".
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ScaleIOVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("gateway"); ::kapi_apimachinery::write::WriteJson::write_json(&self.gateway, w);
+        w.field("system"); ::kapi_apimachinery::write::WriteJson::write_json(&self.system, w);
+        w.field("secretRef"); ::kapi_apimachinery::go::default_as_null(&self.secret_ref, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.ssl_enabled) { w.field("sslEnabled"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ssl_enabled, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.protection_domain) { w.field("protectionDomain"); ::kapi_apimachinery::write::WriteJson::write_json(&self.protection_domain, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.storage_pool) { w.field("storagePool"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage_pool, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.storage_mode) { w.field("storageMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage_mode, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.volume_name) { w.field("volumeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ScaleIOVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ScaleIOVolumeSource {
@@ -11076,11 +13699,24 @@ impl<'de> ::serde::Deserialize<'de> for ScaleIOVolumeSource {
 /// A scope selector represents the AND of the selectors represented by the scoped-resource selector requirements.
 ///
 /// Generated from `io.k8s.api.core.v1.ScopeSelector` (proto `k8s.io.api.core.v1.ScopeSelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScopeSelector {
     /// A list of scope selector requirements by scope of the resources.
-    #[serde(rename = "matchExpressions", skip_serializing_if = "Vec::is_empty")]
     pub match_expressions: Vec<crate::api::core::v1::ScopedResourceSelectorRequirement>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ScopeSelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.match_expressions) { w.field("matchExpressions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_expressions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ScopeSelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ScopeSelector {
@@ -11112,16 +13748,30 @@ impl<'de> ::serde::Deserialize<'de> for ScopeSelector {
 /// A scoped-resource selector requirement is a selector that contains values, a scope name, and an operator that relates the scope name and values.
 ///
 /// Generated from `io.k8s.api.core.v1.ScopedResourceSelectorRequirement` (proto `k8s.io.api.core.v1.ScopedResourceSelectorRequirement`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScopedResourceSelectorRequirement {
     /// The name of the scope that the selector applies to.
-    #[serde(rename = "scopeName")]
     pub scope_name: String,
     /// Represents a scope's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist.
     pub operator: String,
     /// An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ScopedResourceSelectorRequirement {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("scopeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scope_name, w);
+        w.field("operator"); ::kapi_apimachinery::write::WriteJson::write_json(&self.operator, w);
+        if !Vec::is_empty(&self.values) { w.field("values"); ::kapi_apimachinery::write::WriteJson::write_json(&self.values, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ScopedResourceSelectorRequirement {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ScopedResourceSelectorRequirement {
@@ -11157,15 +13807,29 @@ impl<'de> ::serde::Deserialize<'de> for ScopedResourceSelectorRequirement {
 /// SeccompProfile defines a pod/container's seccomp profile settings. Only one profile source may be set.
 ///
 /// Generated from `io.k8s.api.core.v1.SeccompProfile` (proto `k8s.io.api.core.v1.SeccompProfile`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SeccompProfile {
     /// type indicates which kind of seccomp profile will be applied. Valid options are:
     ///
     /// Localhost - a profile defined in a file on the node should be used. RuntimeDefault - the container runtime default profile should be used. Unconfined - no profile should be applied.
     pub r#type: String,
     /// localhostProfile indicates a profile defined in a file on the node should be used. The profile must be preconfigured on the node to work. Must be a descending path, relative to the kubelet's configured seccomp profile location. Must be set if type is "Localhost". Must NOT be set for any other type.
-    #[serde(rename = "localhostProfile", skip_serializing_if = "Option::is_none")]
     pub localhost_profile: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SeccompProfile {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        if !Option::is_none(&self.localhost_profile) { w.field("localhostProfile"); ::kapi_apimachinery::write::WriteJson::write_json(&self.localhost_profile, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SeccompProfile {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SeccompProfile {
@@ -11199,29 +13863,42 @@ impl<'de> ::serde::Deserialize<'de> for SeccompProfile {
 /// Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less than MaxSecretSize bytes.
 ///
 /// Generated from `io.k8s.api.core.v1.Secret` (proto `k8s.io.api.core.v1.Secret`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Secret {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Immutable, if set to true, ensures that data stored in the Secret cannot be updated (only object metadata can be modified). If not set to true, the field can be modified at any time. Defaulted to nil.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub immutable: Option<bool>,
     /// Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty", serialize_with = "::kapi_apimachinery::serde_bytes::base64_map::serialize")]
     pub data: ::std::collections::BTreeMap<String, Vec<u8>>,
     /// stringData allows specifying non-binary secret data in string form. It is provided as a write-only input field for convenience. All keys and values are merged into the data field on write, overwriting any existing values. The stringData field is never output when reading from the API.
-    #[serde(rename = "stringData", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub string_data: ::std::collections::BTreeMap<String, String>,
     /// Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Secret {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        if !Option::is_none(&self.immutable) { w.field("immutable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.immutable, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.data) { w.field("data"); ::kapi_apimachinery::serde_bytes::base64_map::write(&self.data, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.string_data) { w.field("stringData"); ::kapi_apimachinery::write::WriteJson::write_json(&self.string_data, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Secret {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Secret {
@@ -11267,14 +13944,27 @@ impl<'de> ::serde::Deserialize<'de> for Secret {
 /// The contents of the target Secret's Data field will represent the key-value pairs as environment variables.
 ///
 /// Generated from `io.k8s.api.core.v1.SecretEnvSource` (proto `k8s.io.api.core.v1.SecretEnvSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SecretEnvSource {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// Specify whether the Secret must be defined
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SecretEnvSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Option::is_none(&self.optional) { w.field("optional"); ::kapi_apimachinery::write::WriteJson::write_json(&self.optional, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SecretEnvSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SecretEnvSource {
@@ -11308,16 +13998,30 @@ impl<'de> ::serde::Deserialize<'de> for SecretEnvSource {
 /// SecretKeySelector selects a key of a Secret.
 ///
 /// Generated from `io.k8s.api.core.v1.SecretKeySelector` (proto `k8s.io.api.core.v1.SecretKeySelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SecretKeySelector {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// The key of the secret to select from.  Must be a valid secret key.
     pub key: String,
     /// Specify whether the Secret or its key must be defined
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SecretKeySelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w);
+        if !Option::is_none(&self.optional) { w.field("optional"); ::kapi_apimachinery::write::WriteJson::write_json(&self.optional, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SecretKeySelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SecretKeySelector {
@@ -11353,20 +14057,33 @@ impl<'de> ::serde::Deserialize<'de> for SecretKeySelector {
 /// SecretList is a list of Secret.
 ///
 /// Generated from `io.k8s.api.core.v1.SecretList` (proto `k8s.io.api.core.v1.SecretList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SecretList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is a list of secret objects. More info: https://kubernetes.io/docs/concepts/configuration/secret
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::Secret>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SecretList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SecretList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SecretList {
@@ -11406,17 +14123,30 @@ impl<'de> ::serde::Deserialize<'de> for SecretList {
 /// The contents of the target Secret's Data field will be presented in a projected volume as files using the keys in the Data field as the file names. Note that this is identical to a secret volume source without the default mode.
 ///
 /// Generated from `io.k8s.api.core.v1.SecretProjection` (proto `k8s.io.api.core.v1.SecretProjection`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SecretProjection {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// items if unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the Secret, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::api::core::v1::KeyToPath>,
     /// optional field specify whether the Secret or its key must be defined
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SecretProjection {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        if !Option::is_none(&self.optional) { w.field("optional"); ::kapi_apimachinery::write::WriteJson::write_json(&self.optional, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SecretProjection {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SecretProjection {
@@ -11452,14 +14182,27 @@ impl<'de> ::serde::Deserialize<'de> for SecretProjection {
 /// SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
 ///
 /// Generated from `io.k8s.api.core.v1.SecretReference` (proto `k8s.io.api.core.v1.SecretReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SecretReference {
     /// name is unique within a namespace to reference a secret resource.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// namespace defines the space within which the secret name must be unique.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SecretReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SecretReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SecretReference {
@@ -11495,20 +14238,33 @@ impl<'de> ::serde::Deserialize<'de> for SecretReference {
 /// The contents of the target Secret's Data field will be presented in a volume as files using the keys in the Data field as the file names. Secret volumes support ownership management and SELinux relabeling.
 ///
 /// Generated from `io.k8s.api.core.v1.SecretVolumeSource` (proto `k8s.io.api.core.v1.SecretVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SecretVolumeSource {
     /// secretName is the name of the secret in the pod's namespace to use. More info: https://kubernetes.io/docs/concepts/storage/volumes#secret
-    #[serde(rename = "secretName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub secret_name: Option<String>,
     /// items If unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value. If specified, the listed keys will be projected into the specified paths, and unlisted keys will not be present. If a key is specified which is not present in the Secret, the volume setup will error unless it is marked optional. Paths must be relative and may not contain the '..' path or start with '..'.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<crate::api::core::v1::KeyToPath>,
     /// defaultMode is Optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. Defaults to 0644. Directories within the path are not affected by this setting. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
-    #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<i32>,
     /// optional field specify whether the Secret or its keys must be defined
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SecretVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.secret_name) { w.field("secretName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_name, w); }
+        if !Vec::is_empty(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        if !Option::is_none(&self.default_mode) { w.field("defaultMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.default_mode, w); }
+        if !Option::is_none(&self.optional) { w.field("optional"); ::kapi_apimachinery::write::WriteJson::write_json(&self.optional, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SecretVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SecretVolumeSource {
@@ -11546,44 +14302,57 @@ impl<'de> ::serde::Deserialize<'de> for SecretVolumeSource {
 /// SecurityContext holds security configuration that will be applied to a container. Some fields are present in both SecurityContext and PodSecurityContext.  When both are set, the values in SecurityContext take precedence.
 ///
 /// Generated from `io.k8s.api.core.v1.SecurityContext` (proto `k8s.io.api.core.v1.SecurityContext`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SecurityContext {
     /// The capabilities to add/drop when running containers. Defaults to the default set of capabilities granted by the container runtime. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capabilities: Option<crate::api::core::v1::Capabilities>,
     /// Run container in privileged mode. Processes in privileged containers are essentially equivalent to root on the host. Defaults to false. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub privileged: Option<bool>,
     /// The SELinux context to be applied to the container. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "seLinuxOptions", skip_serializing_if = "Option::is_none")]
     pub se_linux_options: Option<crate::api::core::v1::SELinuxOptions>,
     /// The Windows specific settings applied to all containers. If unspecified, the options from the PodSecurityContext will be used. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is linux.
-    #[serde(rename = "windowsOptions", skip_serializing_if = "Option::is_none")]
     pub windows_options: Option<crate::api::core::v1::WindowsSecurityContextOptions>,
     /// The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "runAsUser", skip_serializing_if = "Option::is_none")]
     pub run_as_user: Option<i64>,
     /// The GID to run the entrypoint of the container process. Uses runtime default if unset. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "runAsGroup", skip_serializing_if = "Option::is_none")]
     pub run_as_group: Option<i64>,
     /// Indicates that the container must run as a non-root user. If true, the Kubelet will validate the image at runtime to ensure that it does not run as UID 0 (root) and fail to start the container if it does. If unset or false, no such validation will be performed. May also be set in PodSecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.
-    #[serde(rename = "runAsNonRoot", skip_serializing_if = "Option::is_none")]
     pub run_as_non_root: Option<bool>,
     /// Whether this container has a read-only root filesystem. Default is false. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "readOnlyRootFilesystem", skip_serializing_if = "Option::is_none")]
     pub read_only_root_filesystem: Option<bool>,
     /// AllowPrivilegeEscalation controls whether a process can gain more privileges than its parent process. This bool directly controls if the no_new_privs flag will be set on the container process. AllowPrivilegeEscalation is true always when the container is: 1) run as Privileged 2) has CAP_SYS_ADMIN Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "allowPrivilegeEscalation", skip_serializing_if = "Option::is_none")]
     pub allow_privilege_escalation: Option<bool>,
     /// procMount denotes the type of proc mount to use for the containers. The default value is Default which uses the container runtime defaults for readonly paths and masked paths. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "procMount", skip_serializing_if = "Option::is_none")]
     pub proc_mount: Option<String>,
     /// The seccomp options to use by this container. If seccomp options are provided at both the pod & container level, the container options override the pod options. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "seccompProfile", skip_serializing_if = "Option::is_none")]
     pub seccomp_profile: Option<crate::api::core::v1::SeccompProfile>,
     /// appArmorProfile is the AppArmor options to use by this container. If set, this profile overrides the pod's appArmorProfile. Note that this field cannot be set when spec.os.name is windows.
-    #[serde(rename = "appArmorProfile", skip_serializing_if = "Option::is_none")]
     pub app_armor_profile: Option<crate::api::core::v1::AppArmorProfile>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SecurityContext {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.capabilities) { w.field("capabilities"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capabilities, w); }
+        if !Option::is_none(&self.privileged) { w.field("privileged"); ::kapi_apimachinery::write::WriteJson::write_json(&self.privileged, w); }
+        if !Option::is_none(&self.se_linux_options) { w.field("seLinuxOptions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.se_linux_options, w); }
+        if !Option::is_none(&self.windows_options) { w.field("windowsOptions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.windows_options, w); }
+        if !Option::is_none(&self.run_as_user) { w.field("runAsUser"); ::kapi_apimachinery::write::WriteJson::write_json(&self.run_as_user, w); }
+        if !Option::is_none(&self.run_as_group) { w.field("runAsGroup"); ::kapi_apimachinery::write::WriteJson::write_json(&self.run_as_group, w); }
+        if !Option::is_none(&self.run_as_non_root) { w.field("runAsNonRoot"); ::kapi_apimachinery::write::WriteJson::write_json(&self.run_as_non_root, w); }
+        if !Option::is_none(&self.read_only_root_filesystem) { w.field("readOnlyRootFilesystem"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only_root_filesystem, w); }
+        if !Option::is_none(&self.allow_privilege_escalation) { w.field("allowPrivilegeEscalation"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allow_privilege_escalation, w); }
+        if !Option::is_none(&self.proc_mount) { w.field("procMount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.proc_mount, w); }
+        if !Option::is_none(&self.seccomp_profile) { w.field("seccompProfile"); ::kapi_apimachinery::write::WriteJson::write_json(&self.seccomp_profile, w); }
+        if !Option::is_none(&self.app_armor_profile) { w.field("appArmorProfile"); ::kapi_apimachinery::write::WriteJson::write_json(&self.app_armor_profile, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SecurityContext {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SecurityContext {
@@ -11637,18 +14406,31 @@ impl<'de> ::serde::Deserialize<'de> for SecurityContext {
 /// SerializedReference is a reference to serialized object.
 ///
 /// Generated from proto `k8s.io.api.core.v1.SerializedReference`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SerializedReference {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// The reference to an object in the system.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub reference: Option<crate::api::core::v1::ObjectReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SerializedReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("reference"); ::kapi_apimachinery::go::opt_or_default(&self.reference, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SerializedReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SerializedReference {
@@ -11684,23 +14466,36 @@ impl<'de> ::serde::Deserialize<'de> for SerializedReference {
 /// Service is a named abstraction of software service (for example, mysql) consisting of local port (for example 3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.
 ///
 /// Generated from `io.k8s.api.core.v1.Service` (proto `k8s.io.api.core.v1.Service`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Service {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the behavior of a service. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::core::v1::ServiceSpec>,
     /// Most recently observed status of the service. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::core::v1::ServiceStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Service {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Service {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Service {
@@ -11740,26 +14535,39 @@ impl<'de> ::serde::Deserialize<'de> for Service {
 /// ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral systems, for an identity * a principal that can be authenticated and authorized * a set of secrets
 ///
 /// Generated from `io.k8s.api.core.v1.ServiceAccount` (proto `k8s.io.api.core.v1.ServiceAccount`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceAccount {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a "kubernetes.io/enforce-mountable-secrets" annotation set to "true". The "kubernetes.io/enforce-mountable-secrets" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub secrets: Vec<crate::api::core::v1::ObjectReference>,
     /// ImagePullSecrets is a list of references to secrets in the same namespace to use for pulling any images in pods that reference this ServiceAccount. ImagePullSecrets are distinct from Secrets because Secrets can be mounted in the pod, but ImagePullSecrets are only accessed by the kubelet. More info: https://kubernetes.io/docs/concepts/containers/images/#specifying-imagepullsecrets-on-a-pod
-    #[serde(rename = "imagePullSecrets", skip_serializing_if = "Vec::is_empty")]
     pub image_pull_secrets: Vec<crate::api::core::v1::LocalObjectReference>,
     /// AutomountServiceAccountToken indicates whether pods running as this service account should have an API token automatically mounted. Can be overridden at the pod level.
-    #[serde(rename = "automountServiceAccountToken", skip_serializing_if = "Option::is_none")]
     pub automount_service_account_token: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceAccount {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        if !Vec::is_empty(&self.secrets) { w.field("secrets"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secrets, w); }
+        if !Vec::is_empty(&self.image_pull_secrets) { w.field("imagePullSecrets"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image_pull_secrets, w); }
+        if !Option::is_none(&self.automount_service_account_token) { w.field("automountServiceAccountToken"); ::kapi_apimachinery::write::WriteJson::write_json(&self.automount_service_account_token, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceAccount {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceAccount {
@@ -11801,20 +14609,33 @@ impl<'de> ::serde::Deserialize<'de> for ServiceAccount {
 /// ServiceAccountList is a list of ServiceAccount objects
 ///
 /// Generated from `io.k8s.api.core.v1.ServiceAccountList` (proto `k8s.io.api.core.v1.ServiceAccountList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceAccountList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of ServiceAccounts. More info: https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::ServiceAccount>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceAccountList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceAccountList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceAccountList {
@@ -11852,16 +14673,30 @@ impl<'de> ::serde::Deserialize<'de> for ServiceAccountList {
 /// ServiceAccountTokenProjection represents a projected service account token volume. This projection can be used to insert a service account token into the pods runtime filesystem for use against APIs (Kubernetes API Server or otherwise).
 ///
 /// Generated from `io.k8s.api.core.v1.ServiceAccountTokenProjection` (proto `k8s.io.api.core.v1.ServiceAccountTokenProjection`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceAccountTokenProjection {
     /// audience is the intended audience of the token. A recipient of a token must identify itself with an identifier specified in the audience of the token, and otherwise should reject the token. The audience defaults to the identifier of the apiserver.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub audience: Option<String>,
     /// expirationSeconds is the requested duration of validity of the service account token. As the token approaches expiration, the kubelet volume plugin will proactively rotate the service account token. The kubelet will start trying to rotate the token if the token is older than 80 percent of its time to live or if the token is older than 24 hours.Defaults to 1 hour and must be at least 10 minutes.
-    #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i64>,
     /// path is the path relative to the mount point of the file to project the token into.
     pub path: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceAccountTokenProjection {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.audience) { w.field("audience"); ::kapi_apimachinery::write::WriteJson::write_json(&self.audience, w); }
+        if !Option::is_none(&self.expiration_seconds) { w.field("expirationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expiration_seconds, w); }
+        w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceAccountTokenProjection {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceAccountTokenProjection {
@@ -11897,20 +14732,33 @@ impl<'de> ::serde::Deserialize<'de> for ServiceAccountTokenProjection {
 /// ServiceList holds a list of services.
 ///
 /// Generated from `io.k8s.api.core.v1.ServiceList` (proto `k8s.io.api.core.v1.ServiceList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of services
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::core::v1::Service>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceList {
@@ -11948,13 +14796,11 @@ impl<'de> ::serde::Deserialize<'de> for ServiceList {
 /// ServicePort contains information on service's port.
 ///
 /// Generated from `io.k8s.api.core.v1.ServicePort` (proto `k8s.io.api.core.v1.ServicePort`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServicePort {
     /// The name of this port within the service. This must be a DNS_LABEL. All ports within a ServiceSpec must have unique names. When considering the endpoints for a Service, this must match the 'name' field in the EndpointPort. Optional if only one ServicePort is defined on this service.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// The IP protocol for this port. Supports "TCP", "UDP", and "SCTP". Default is TCP.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub protocol: Option<String>,
     /// The application protocol for this port. This is used as a hint for implementations to offer richer behavior for protocols that they understand. This field follows standard Kubernetes label syntax. Valid values are either:
     ///
@@ -11966,16 +14812,32 @@ pub struct ServicePort {
     ///   * 'kubernetes.io/wss' - WebSocket over TLS as described in https://www.rfc-editor.org/rfc/rfc6455
     ///
     /// * Other protocols should use implementation-defined prefixed names such as mycompany.com/my-custom-protocol.
-    #[serde(rename = "appProtocol", skip_serializing_if = "Option::is_none")]
     pub app_protocol: Option<String>,
     /// The port that will be exposed by this service.
     pub port: i32,
     /// Number or name of the port to access on the pods targeted by the service. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME. If this is a string, it will be looked up as a named port in the target Pod's container ports. If this is not specified, the value of the 'port' field is used (an identity map). This field is ignored for services with clusterIP=None, and should be omitted or set equal to the 'port' field. More info: https://kubernetes.io/docs/concepts/services-networking/service/#defining-a-service
-    #[serde(rename = "targetPort", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub target_port: Option<::kapi_apimachinery::IntOrString>,
     /// The port on each node on which this service is exposed when type is NodePort or LoadBalancer.  Usually assigned by the system. If a value is specified, in-range, and not in use it will be used, otherwise the operation will fail.  If not specified, a port will be allocated if this Service requires one.  If this field is specified when creating a Service which does not need it, creation will fail. This field will be wiped when updating a Service to no longer need it (e.g. changing type from NodePort to ClusterIP). More info: https://kubernetes.io/docs/concepts/services-networking/service/#type-nodeport
-    #[serde(rename = "nodePort", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub node_port: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServicePort {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.protocol) { w.field("protocol"); ::kapi_apimachinery::write::WriteJson::write_json(&self.protocol, w); }
+        if !Option::is_none(&self.app_protocol) { w.field("appProtocol"); ::kapi_apimachinery::write::WriteJson::write_json(&self.app_protocol, w); }
+        w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w);
+        w.field("targetPort"); ::kapi_apimachinery::go::opt_or_default(&self.target_port, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.node_port) { w.field("nodePort"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_port, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServicePort {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServicePort {
@@ -12017,13 +14879,11 @@ impl<'de> ::serde::Deserialize<'de> for ServicePort {
 /// ServiceProxyOptions is the query options to a Service's proxy call.
 ///
 /// Generated from proto `k8s.io.api.core.v1.ServiceProxyOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceProxyOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Path is the part of URLs that include service endpoints, suffixes,
     /// and parameters to use for the current proxy request to service.
@@ -12031,8 +14891,23 @@ pub struct ServiceProxyOptions {
     /// http://localhost/api/v1/namespaces/kube-system/services/elasticsearch-logging/_search?q=user:kimchy.
     /// Path is _search?q=user:kimchy.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceProxyOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceProxyOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceProxyOptions {
@@ -12068,72 +14943,85 @@ impl<'de> ::serde::Deserialize<'de> for ServiceProxyOptions {
 /// ServiceSpec describes the attributes that a user creates on a service.
 ///
 /// Generated from `io.k8s.api.core.v1.ServiceSpec` (proto `k8s.io.api.core.v1.ServiceSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceSpec {
     /// The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::core::v1::ServicePort>,
     /// Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub selector: ::std::collections::BTreeMap<String, String>,
     /// clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are "None", empty string (""), or a valid IP address. Setting this to "None" makes a "headless service" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies
-    #[serde(rename = "clusterIP", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub cluster_ip: Option<String>,
     /// ClusterIPs is a list of IP addresses assigned to this service, and are usually assigned randomly.  If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be empty) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are "None", empty string (""), or a valid IP address.  Setting this to "None" makes a "headless service" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName.  If this field is not specified, it will be initialized from the clusterIP field.  If this field is specified, clients must ensure that clusterIPs[0] and clusterIP have the same value.
     ///
     /// This field may hold a maximum of two entries (dual-stack IPs, in either order). These IPs must correspond to the values of the ipFamilies field. Both clusterIPs and ipFamilies are governed by the ipFamilyPolicy field. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies
-    #[serde(rename = "clusterIPs", skip_serializing_if = "Vec::is_empty")]
     pub cluster_ips: Vec<String>,
     /// type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. "ClusterIP" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is "None", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. "NodePort" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. "LoadBalancer" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. "ExternalName" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.
-    #[serde(rename = "externalIPs", skip_serializing_if = "Vec::is_empty")]
     pub external_ips: Vec<String>,
     /// Supports "ClientIP" and "None". Used to maintain session affinity. Enable client IP based session affinity. Must be ClientIP or None. Defaults to None. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies
-    #[serde(rename = "sessionAffinity", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub session_affinity: Option<String>,
     /// Only applies to Service Type: LoadBalancer. This feature depends on whether the underlying cloud-provider supports specifying the loadBalancerIP when a load balancer is created. This field will be ignored if the cloud-provider does not support the feature. Deprecated: This field was under-specified and its meaning varies across implementations. Using it is non-portable and it may not support dual-stack. Users are encouraged to use implementation-specific annotations when available.
-    #[serde(rename = "loadBalancerIP", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub load_balancer_ip: Option<String>,
     /// If specified and supported by the platform, this will restrict traffic through the cloud-provider load-balancer will be restricted to the specified client IPs. This field will be ignored if the cloud-provider does not support the feature." More info: https://kubernetes.io/docs/tasks/access-application-cluster/create-external-load-balancer/
-    #[serde(rename = "loadBalancerSourceRanges", skip_serializing_if = "Vec::is_empty")]
     pub load_balancer_source_ranges: Vec<String>,
     /// externalName is the external reference that discovery mechanisms will return as an alias for this service (e.g. a DNS CNAME record). No proxying will be involved.  Must be a lowercase RFC-1123 hostname (https://tools.ietf.org/html/rfc1123) and requires `type` to be "ExternalName".
-    #[serde(rename = "externalName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub external_name: Option<String>,
     /// externalTrafficPolicy describes how nodes distribute service traffic they receive on one of the Service's "externally-facing" addresses (NodePorts, ExternalIPs, and LoadBalancer IPs). If set to "Local", the proxy will configure the service in a way that assumes that external load balancers will take care of balancing the service traffic between nodes, and so each node will deliver traffic only to the node-local endpoints of the service, without masquerading the client source IP. (Traffic mistakenly sent to a node with no endpoints will be dropped.) The default value, "Cluster", uses the standard behavior of routing to all endpoints evenly (possibly modified by topology and other features). Note that traffic sent to an External IP or LoadBalancer IP from within the cluster will always get "Cluster" semantics, but clients sending to a NodePort from within the cluster may need to take traffic policy into account when picking a node.
-    #[serde(rename = "externalTrafficPolicy", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub external_traffic_policy: Option<String>,
     /// healthCheckNodePort specifies the healthcheck nodePort for the service. This only applies when type is set to LoadBalancer and externalTrafficPolicy is set to Local. If a value is specified, is in-range, and is not in use, it will be used.  If not specified, a value will be automatically allocated.  External systems (e.g. load-balancers) can use this port to determine if a given node holds endpoints for this service or not.  If this field is specified when creating a Service which does not need it, creation will fail. This field will be wiped when updating a Service to no longer need it (e.g. changing type). This field cannot be updated once set.
-    #[serde(rename = "healthCheckNodePort", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub health_check_node_port: Option<i32>,
     /// publishNotReadyAddresses indicates that any agent which deals with endpoints for this Service should disregard any indications of ready/not-ready. The primary use case for setting this field is for a StatefulSet's Headless Service to propagate SRV DNS records for its Pods for the purpose of peer discovery. The Kubernetes controllers that generate Endpoints and EndpointSlice resources for Services interpret this to mean that all endpoints are considered "ready" even if the Pods themselves are not. Agents which consume only Kubernetes generated endpoints through the Endpoints or EndpointSlice resources can safely assume this behavior.
-    #[serde(rename = "publishNotReadyAddresses", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub publish_not_ready_addresses: Option<bool>,
     /// sessionAffinityConfig contains the configurations of session affinity.
-    #[serde(rename = "sessionAffinityConfig", skip_serializing_if = "Option::is_none")]
     pub session_affinity_config: Option<crate::api::core::v1::SessionAffinityConfig>,
     /// IPFamilies is a list of IP families (e.g. IPv4, IPv6) assigned to this service. This field is usually assigned automatically based on cluster configuration and the ipFamilyPolicy field. If this field is specified manually, the requested family is available in the cluster, and ipFamilyPolicy allows it, it will be used; otherwise creation of the service will fail. This field is conditionally mutable: it allows for adding or removing a secondary IP family, but it does not allow changing the primary IP family of the Service. Valid values are "IPv4" and "IPv6".  This field only applies to Services of types ClusterIP, NodePort, and LoadBalancer, and does apply to "headless" services. This field will be wiped when updating a Service to type ExternalName.
     ///
     /// This field may hold a maximum of two entries (dual-stack families, in either order).  These families must correspond to the values of the clusterIPs field, if specified. Both clusterIPs and ipFamilies are governed by the ipFamilyPolicy field.
-    #[serde(rename = "ipFamilies", skip_serializing_if = "Vec::is_empty")]
     pub ip_families: Vec<String>,
     /// IPFamilyPolicy represents the dual-stack-ness requested or required by this Service. If there is no value provided, then this field will be set to SingleStack. Services can be "SingleStack" (a single IP family), "PreferDualStack" (two IP families on dual-stack configured clusters or a single IP family on single-stack clusters), or "RequireDualStack" (two IP families on dual-stack configured clusters, otherwise fail). The ipFamilies and clusterIPs fields depend on the value of this field. This field will be wiped when updating a service to type ExternalName.
-    #[serde(rename = "ipFamilyPolicy", skip_serializing_if = "Option::is_none")]
     pub ip_family_policy: Option<String>,
     /// allocateLoadBalancerNodePorts defines if NodePorts will be automatically allocated for services with type LoadBalancer.  Default is "true". It may be set to "false" if the cluster load-balancer does not rely on NodePorts.  If the caller requests specific NodePorts (by specifying a value), those requests will be respected, regardless of this field. This field may only be set for services with type LoadBalancer and will be cleared if the type is changed to any other type.
-    #[serde(rename = "allocateLoadBalancerNodePorts", skip_serializing_if = "Option::is_none")]
     pub allocate_load_balancer_node_ports: Option<bool>,
     /// loadBalancerClass is the class of the load balancer implementation this Service belongs to. If specified, the value of this field must be a label-style identifier, with an optional prefix, e.g. "internal-vip" or "example.com/internal-vip". Unprefixed names are reserved for end-users. This field can only be set when the Service type is 'LoadBalancer'. If not set, the default load balancer implementation is used, today this is typically done through the cloud provider integration, but should apply for any default implementation. If set, it is assumed that a load balancer implementation is watching for Services with a matching class. Any default load balancer implementation (e.g. cloud providers) should ignore Services that set this field. This field can only be set when creating or updating a Service to type 'LoadBalancer'. Once set, it can not be changed. This field will be wiped when a service is updated to a non 'LoadBalancer' type.
-    #[serde(rename = "loadBalancerClass", skip_serializing_if = "Option::is_none")]
     pub load_balancer_class: Option<String>,
     /// InternalTrafficPolicy describes how nodes distribute service traffic they receive on the ClusterIP. If set to "Local", the proxy will assume that pods only want to talk to endpoints of the service on the same node as the pod, dropping the traffic if there are no local endpoints. The default value, "Cluster", uses the standard behavior of routing to all endpoints evenly (possibly modified by topology and other features).
-    #[serde(rename = "internalTrafficPolicy", skip_serializing_if = "Option::is_none")]
     pub internal_traffic_policy: Option<String>,
     /// TrafficDistribution offers a way to express preferences for how traffic is distributed to Service endpoints. Implementations can use this field as a hint, but are not required to guarantee strict adherence. If the field is not set, the implementation will apply its default routing strategy. If set to "PreferClose", implementations should prioritize endpoints that are in the same zone.
-    #[serde(rename = "trafficDistribution", skip_serializing_if = "Option::is_none")]
     pub traffic_distribution: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.cluster_ip) { w.field("clusterIP"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cluster_ip, w); }
+        if !Vec::is_empty(&self.cluster_ips) { w.field("clusterIPs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cluster_ips, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        if !Vec::is_empty(&self.external_ips) { w.field("externalIPs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.external_ips, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.session_affinity) { w.field("sessionAffinity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.session_affinity, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.load_balancer_ip) { w.field("loadBalancerIP"); ::kapi_apimachinery::write::WriteJson::write_json(&self.load_balancer_ip, w); }
+        if !Vec::is_empty(&self.load_balancer_source_ranges) { w.field("loadBalancerSourceRanges"); ::kapi_apimachinery::write::WriteJson::write_json(&self.load_balancer_source_ranges, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.external_name) { w.field("externalName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.external_name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.external_traffic_policy) { w.field("externalTrafficPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.external_traffic_policy, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.health_check_node_port) { w.field("healthCheckNodePort"); ::kapi_apimachinery::write::WriteJson::write_json(&self.health_check_node_port, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.publish_not_ready_addresses) { w.field("publishNotReadyAddresses"); ::kapi_apimachinery::write::WriteJson::write_json(&self.publish_not_ready_addresses, w); }
+        if !Option::is_none(&self.session_affinity_config) { w.field("sessionAffinityConfig"); ::kapi_apimachinery::write::WriteJson::write_json(&self.session_affinity_config, w); }
+        if !Vec::is_empty(&self.ip_families) { w.field("ipFamilies"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ip_families, w); }
+        if !Option::is_none(&self.ip_family_policy) { w.field("ipFamilyPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ip_family_policy, w); }
+        if !Option::is_none(&self.allocate_load_balancer_node_ports) { w.field("allocateLoadBalancerNodePorts"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocate_load_balancer_node_ports, w); }
+        if !Option::is_none(&self.load_balancer_class) { w.field("loadBalancerClass"); ::kapi_apimachinery::write::WriteJson::write_json(&self.load_balancer_class, w); }
+        if !Option::is_none(&self.internal_traffic_policy) { w.field("internalTrafficPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.internal_traffic_policy, w); }
+        if !Option::is_none(&self.traffic_distribution) { w.field("trafficDistribution"); ::kapi_apimachinery::write::WriteJson::write_json(&self.traffic_distribution, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceSpec {
@@ -12203,14 +15091,27 @@ impl<'de> ::serde::Deserialize<'de> for ServiceSpec {
 /// ServiceStatus represents the current status of a service.
 ///
 /// Generated from `io.k8s.api.core.v1.ServiceStatus` (proto `k8s.io.api.core.v1.ServiceStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceStatus {
     /// LoadBalancer contains the current status of the load-balancer, if one is present.
-    #[serde(rename = "loadBalancer", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub load_balancer: Option<crate::api::core::v1::LoadBalancerStatus>,
     /// Current service state
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("loadBalancer"); ::kapi_apimachinery::go::opt_or_default(&self.load_balancer, w);
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceStatus {
@@ -12244,11 +15145,24 @@ impl<'de> ::serde::Deserialize<'de> for ServiceStatus {
 /// SessionAffinityConfig represents the configurations of session affinity.
 ///
 /// Generated from `io.k8s.api.core.v1.SessionAffinityConfig` (proto `k8s.io.api.core.v1.SessionAffinityConfig`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SessionAffinityConfig {
     /// clientIP contains the configurations of Client IP based session affinity.
-    #[serde(rename = "clientIP", skip_serializing_if = "Option::is_none")]
     pub client_ip: Option<crate::api::core::v1::ClientIPConfig>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SessionAffinityConfig {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.client_ip) { w.field("clientIP"); ::kapi_apimachinery::write::WriteJson::write_json(&self.client_ip, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SessionAffinityConfig {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SessionAffinityConfig {
@@ -12280,10 +15194,24 @@ impl<'de> ::serde::Deserialize<'de> for SessionAffinityConfig {
 /// SleepAction describes a "sleep" action.
 ///
 /// Generated from `io.k8s.api.core.v1.SleepAction` (proto `k8s.io.api.core.v1.SleepAction`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SleepAction {
     /// Seconds is the number of seconds to sleep.
     pub seconds: i64,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SleepAction {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("seconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.seconds, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SleepAction {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SleepAction {
@@ -12315,23 +15243,36 @@ impl<'de> ::serde::Deserialize<'de> for SleepAction {
 /// Represents a StorageOS persistent volume resource.
 ///
 /// Generated from `io.k8s.api.core.v1.StorageOSPersistentVolumeSource` (proto `k8s.io.api.core.v1.StorageOSPersistentVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageOSPersistentVolumeSource {
     /// volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.
-    #[serde(rename = "volumeName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub volume_name: Option<String>,
     /// volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override the default behaviour. Set to "default" if you are not using namespaces within StorageOS. Namespaces that do not pre-exist within StorageOS will be created.
-    #[serde(rename = "volumeNamespace", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub volume_namespace: Option<String>,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// secretRef specifies the secret to use for obtaining the StorageOS API credentials.  If not specified, default values will be attempted.
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::ObjectReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageOSPersistentVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.volume_name) { w.field("volumeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.volume_namespace) { w.field("volumeNamespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_namespace, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !Option::is_none(&self.secret_ref) { w.field("secretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_ref, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageOSPersistentVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageOSPersistentVolumeSource {
@@ -12371,23 +15312,36 @@ impl<'de> ::serde::Deserialize<'de> for StorageOSPersistentVolumeSource {
 /// Represents a StorageOS persistent volume resource.
 ///
 /// Generated from `io.k8s.api.core.v1.StorageOSVolumeSource` (proto `k8s.io.api.core.v1.StorageOSVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageOSVolumeSource {
     /// volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.
-    #[serde(rename = "volumeName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub volume_name: Option<String>,
     /// volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override the default behaviour. Set to "default" if you are not using namespaces within StorageOS. Namespaces that do not pre-exist within StorageOS will be created.
-    #[serde(rename = "volumeNamespace", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub volume_namespace: Option<String>,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// secretRef specifies the secret to use for obtaining the StorageOS API credentials.  If not specified, default values will be attempted.
-    #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<crate::api::core::v1::LocalObjectReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageOSVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.volume_name) { w.field("volumeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.volume_namespace) { w.field("volumeNamespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_namespace, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !Option::is_none(&self.secret_ref) { w.field("secretRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_ref, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageOSVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageOSVolumeSource {
@@ -12427,12 +15381,27 @@ impl<'de> ::serde::Deserialize<'de> for StorageOSVolumeSource {
 /// Sysctl defines a kernel parameter to be set
 ///
 /// Generated from `io.k8s.api.core.v1.Sysctl` (proto `k8s.io.api.core.v1.Sysctl`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Sysctl {
     /// Name of a property to set
     pub name: String,
     /// Value of a property to set
     pub value: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Sysctl {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Sysctl {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Sysctl {
@@ -12466,13 +15435,27 @@ impl<'de> ::serde::Deserialize<'de> for Sysctl {
 /// TCPSocketAction describes an action based on opening a socket
 ///
 /// Generated from `io.k8s.api.core.v1.TCPSocketAction` (proto `k8s.io.api.core.v1.TCPSocketAction`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TCPSocketAction {
     /// Number or name of the port to access on the container. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME.
     pub port: ::kapi_apimachinery::IntOrString,
     /// Optional: Host name to connect to, defaults to the pod IP.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TCPSocketAction {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.host) { w.field("host"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TCPSocketAction {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TCPSocketAction {
@@ -12506,18 +15489,33 @@ impl<'de> ::serde::Deserialize<'de> for TCPSocketAction {
 /// The node this Taint is attached to has the "effect" on any pod that does not tolerate the Taint.
 ///
 /// Generated from `io.k8s.api.core.v1.Taint` (proto `k8s.io.api.core.v1.Taint`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Taint {
     /// Required. The taint key to be applied to a node.
     pub key: String,
     /// The taint value corresponding to the taint key.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub value: Option<String>,
     /// Required. The effect of the taint on pods that do not tolerate the taint. Valid effects are NoSchedule, PreferNoSchedule and NoExecute.
     pub effect: String,
     /// TimeAdded represents the time at which the taint was added.
-    #[serde(rename = "timeAdded", skip_serializing_if = "Option::is_none")]
     pub time_added: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Taint {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.value) { w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w); }
+        w.field("effect"); ::kapi_apimachinery::write::WriteJson::write_json(&self.effect, w);
+        if !Option::is_none(&self.time_added) { w.field("timeAdded"); ::kapi_apimachinery::write::WriteJson::write_json(&self.time_added, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Taint {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Taint {
@@ -12555,23 +15553,36 @@ impl<'de> ::serde::Deserialize<'de> for Taint {
 /// The pod this Toleration is attached to tolerates any taint that matches the triple <key,value,effect> using the matching operator <operator>.
 ///
 /// Generated from `io.k8s.api.core.v1.Toleration` (proto `k8s.io.api.core.v1.Toleration`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Toleration {
     /// Key is the taint key that the toleration applies to. Empty means match all taint keys. If the key is empty, operator must be Exists; this combination means to match all values and all keys.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub key: Option<String>,
     /// Operator represents a key's relationship to the value. Valid operators are Exists, Equal, Lt, and Gt. Defaults to Equal. Exists is equivalent to wildcard for value, so that a pod can tolerate all taints of a particular category. Lt and Gt perform numeric comparisons (requires feature gate TaintTolerationComparisonOperators).
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub operator: Option<String>,
     /// Value is the taint value the toleration matches to. If the operator is Exists, the value should be empty, otherwise just a regular string.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub value: Option<String>,
     /// Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule, PreferNoSchedule and NoExecute.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub effect: Option<String>,
     /// TolerationSeconds represents the period of time the toleration (which must be of effect NoExecute, otherwise this field is ignored) tolerates the taint. By default, it is not set, which means tolerate the taint forever (do not evict). Zero and negative values will be treated as 0 (evict immediately) by the system.
-    #[serde(rename = "tolerationSeconds", skip_serializing_if = "Option::is_none")]
     pub toleration_seconds: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Toleration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.key) { w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.operator) { w.field("operator"); ::kapi_apimachinery::write::WriteJson::write_json(&self.operator, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.value) { w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.effect) { w.field("effect"); ::kapi_apimachinery::write::WriteJson::write_json(&self.effect, w); }
+        if !Option::is_none(&self.toleration_seconds) { w.field("tolerationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.toleration_seconds, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Toleration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Toleration {
@@ -12611,13 +15622,27 @@ impl<'de> ::serde::Deserialize<'de> for Toleration {
 /// A topology selector requirement is a selector that matches given label. This is an alpha feature and may change in the future.
 ///
 /// Generated from `io.k8s.api.core.v1.TopologySelectorLabelRequirement` (proto `k8s.io.api.core.v1.TopologySelectorLabelRequirement`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TopologySelectorLabelRequirement {
     /// The label key that the selector applies to.
     pub key: String,
     /// An array of string values. One value must match the label to be selected. Each entry in Values is ORed.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub values: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TopologySelectorLabelRequirement {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w);
+        w.field("values"); ::kapi_apimachinery::go::vec_or_null(&self.values, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TopologySelectorLabelRequirement {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TopologySelectorLabelRequirement {
@@ -12651,11 +15676,24 @@ impl<'de> ::serde::Deserialize<'de> for TopologySelectorLabelRequirement {
 /// A topology selector term represents the result of label queries. A null or empty topology selector term matches no objects. The requirements of them are ANDed. It provides a subset of functionality as NodeSelectorTerm. This is an alpha feature and may change in the future.
 ///
 /// Generated from `io.k8s.api.core.v1.TopologySelectorTerm` (proto `k8s.io.api.core.v1.TopologySelectorTerm`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TopologySelectorTerm {
     /// A list of topology selector requirements by labels.
-    #[serde(rename = "matchLabelExpressions", skip_serializing_if = "Vec::is_empty")]
     pub match_label_expressions: Vec<crate::api::core::v1::TopologySelectorLabelRequirement>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TopologySelectorTerm {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.match_label_expressions) { w.field("matchLabelExpressions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_label_expressions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TopologySelectorTerm {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TopologySelectorTerm {
@@ -12687,43 +15725,56 @@ impl<'de> ::serde::Deserialize<'de> for TopologySelectorTerm {
 /// TopologySpreadConstraint specifies how to spread matching pods among the given topology.
 ///
 /// Generated from `io.k8s.api.core.v1.TopologySpreadConstraint` (proto `k8s.io.api.core.v1.TopologySpreadConstraint`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TopologySpreadConstraint {
     /// MaxSkew describes the degree to which pods may be unevenly distributed. When `whenUnsatisfiable=DoNotSchedule`, it is the maximum permitted difference between the number of matching pods in the target topology and the global minimum. The global minimum is the minimum number of matching pods in an eligible domain or zero if the number of eligible domains is less than MinDomains. For example, in a 3-zone cluster, MaxSkew is set to 1, and pods with the same labelSelector spread as 2/2/1: In this case, the global minimum is 1. | zone1 | zone2 | zone3 | |  P P  |  P P  |   P   | - if MaxSkew is 1, incoming pod can only be scheduled to zone3 to become 2/2/2; scheduling it onto zone1(zone2) would make the ActualSkew(3-1) on zone1(zone2) violate MaxSkew(1). - if MaxSkew is 2, incoming pod can be scheduled onto any zone. When `whenUnsatisfiable=ScheduleAnyway`, it is used to give higher precedence to topologies that satisfy it. It's a required field. Default value is 1 and 0 is not allowed.
-    #[serde(rename = "maxSkew")]
     pub max_skew: i32,
     /// TopologyKey is the key of node labels. Nodes that have a label with this key and identical values are considered to be in the same topology. We consider each <key, value> as a "bucket", and try to put balanced number of pods into each bucket. We define a domain as a particular instance of a topology. Also, we define an eligible domain as a domain whose nodes meet the requirements of nodeAffinityPolicy and nodeTaintsPolicy. e.g. If TopologyKey is "kubernetes.io/hostname", each Node is a domain of that topology. And, if TopologyKey is "topology.kubernetes.io/zone", each zone is a domain of that topology. It's a required field.
-    #[serde(rename = "topologyKey")]
     pub topology_key: String,
     /// WhenUnsatisfiable indicates how to deal with a pod if it doesn't satisfy the spread constraint. - DoNotSchedule (default) tells the scheduler not to schedule it. - ScheduleAnyway tells the scheduler to schedule the pod in any location,
     ///   but giving higher precedence to topologies that would help reduce the
     ///   skew.
     /// A constraint is considered "Unsatisfiable" for an incoming pod if and only if every possible node assignment for that pod would violate "MaxSkew" on some topology. For example, in a 3-zone cluster, MaxSkew is set to 1, and pods with the same labelSelector spread as 3/1/1: | zone1 | zone2 | zone3 | | P P P |   P   |   P   | If WhenUnsatisfiable is set to DoNotSchedule, incoming pod can only be scheduled to zone2(zone3) to become 3/2/1(3/1/2) as ActualSkew(2-1) on zone2(zone3) satisfies MaxSkew(1). In other words, the cluster can still be imbalanced, but scheduler won't make it *more* imbalanced. It's a required field.
-    #[serde(rename = "whenUnsatisfiable")]
     pub when_unsatisfiable: String,
     /// LabelSelector is used to find matching pods. Pods that match this label selector are counted to determine the number of pods in their corresponding topology domain.
-    #[serde(rename = "labelSelector", skip_serializing_if = "Option::is_none")]
     pub label_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// MinDomains indicates a minimum number of eligible domains. When the number of eligible domains with matching topology keys is less than minDomains, Pod Topology Spread treats "global minimum" as 0, and then the calculation of Skew is performed. And when the number of eligible domains with matching topology keys equals or greater than minDomains, this value has no effect on scheduling. As a result, when the number of eligible domains is less than minDomains, scheduler won't schedule more than maxSkew Pods to those domains. If value is nil, the constraint behaves as if MinDomains is equal to 1. Valid values are integers greater than 0. When value is not nil, WhenUnsatisfiable must be DoNotSchedule.
     ///
     /// For example, in a 3-zone cluster, MaxSkew is set to 2, MinDomains is set to 5 and pods with the same labelSelector spread as 2/2/2: | zone1 | zone2 | zone3 | |  P P  |  P P  |  P P  | The number of domains is less than 5(MinDomains), so "global minimum" is treated as 0. In this situation, new pod with the same labelSelector cannot be scheduled, because computed skew will be 3(3 - 0) if new Pod is scheduled to any of the three zones, it will violate MaxSkew.
-    #[serde(rename = "minDomains", skip_serializing_if = "Option::is_none")]
     pub min_domains: Option<i32>,
     /// NodeAffinityPolicy indicates how we will treat Pod's nodeAffinity/nodeSelector when calculating pod topology spread skew. Options are: - Honor: only nodes matching nodeAffinity/nodeSelector are included in the calculations. - Ignore: nodeAffinity/nodeSelector are ignored. All nodes are included in the calculations.
     ///
     /// If this value is nil, the behavior is equivalent to the Honor policy.
-    #[serde(rename = "nodeAffinityPolicy", skip_serializing_if = "Option::is_none")]
     pub node_affinity_policy: Option<String>,
     /// NodeTaintsPolicy indicates how we will treat node taints when calculating pod topology spread skew. Options are: - Honor: nodes without taints, along with tainted nodes for which the incoming pod has a toleration, are included. - Ignore: node taints are ignored. All nodes are included.
     ///
     /// If this value is nil, the behavior is equivalent to the Ignore policy.
-    #[serde(rename = "nodeTaintsPolicy", skip_serializing_if = "Option::is_none")]
     pub node_taints_policy: Option<String>,
     /// MatchLabelKeys is a set of pod label keys to select the pods over which spreading will be calculated. The keys are used to lookup values from the incoming pod labels, those key-value labels are ANDed with labelSelector to select the group of existing pods over which spreading will be calculated for the incoming pod. The same key is forbidden to exist in both MatchLabelKeys and LabelSelector. MatchLabelKeys cannot be set when LabelSelector isn't set. Keys that don't exist in the incoming pod labels will be ignored. A null or empty list means only match against labelSelector.
     ///
     /// This is a beta field and requires the MatchLabelKeysInPodTopologySpread feature gate to be enabled (enabled by default).
-    #[serde(rename = "matchLabelKeys", skip_serializing_if = "Vec::is_empty")]
     pub match_label_keys: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TopologySpreadConstraint {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("maxSkew"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_skew, w);
+        w.field("topologyKey"); ::kapi_apimachinery::write::WriteJson::write_json(&self.topology_key, w);
+        w.field("whenUnsatisfiable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.when_unsatisfiable, w);
+        if !Option::is_none(&self.label_selector) { w.field("labelSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.label_selector, w); }
+        if !Option::is_none(&self.min_domains) { w.field("minDomains"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_domains, w); }
+        if !Option::is_none(&self.node_affinity_policy) { w.field("nodeAffinityPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_affinity_policy, w); }
+        if !Option::is_none(&self.node_taints_policy) { w.field("nodeTaintsPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_taints_policy, w); }
+        if !Vec::is_empty(&self.match_label_keys) { w.field("matchLabelKeys"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_label_keys, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TopologySpreadConstraint {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TopologySpreadConstraint {
@@ -12769,15 +15820,30 @@ impl<'de> ::serde::Deserialize<'de> for TopologySpreadConstraint {
 /// TypedLocalObjectReference contains enough information to let you locate the typed referenced object inside the same namespace.
 ///
 /// Generated from `io.k8s.api.core.v1.TypedLocalObjectReference` (proto `k8s.io.api.core.v1.TypedLocalObjectReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TypedLocalObjectReference {
     /// APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
-    #[serde(rename = "apiGroup")]
     pub api_group: Option<String>,
     /// Kind is the type of resource being referenced
     pub kind: String,
     /// Name is the name of resource being referenced
     pub name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TypedLocalObjectReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("apiGroup"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_group, w);
+        w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w);
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TypedLocalObjectReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TypedLocalObjectReference {
@@ -12813,18 +15879,33 @@ impl<'de> ::serde::Deserialize<'de> for TypedLocalObjectReference {
 /// TypedObjectReference contains enough information to let you locate the typed referenced object
 ///
 /// Generated from `io.k8s.api.core.v1.TypedObjectReference` (proto `k8s.io.api.core.v1.TypedObjectReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TypedObjectReference {
     /// APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
-    #[serde(rename = "apiGroup")]
     pub api_group: Option<String>,
     /// Kind is the type of resource being referenced
     pub kind: String,
     /// Name is the name of resource being referenced
     pub name: String,
     /// Namespace is the namespace of resource being referenced Note that when a namespace is specified, a gateway.networking.k8s.io/ReferenceGrant object is required in the referent namespace to allow that namespace's owner to accept the reference. See the ReferenceGrant documentation for details. (Alpha) This field requires the CrossNamespaceVolumeDataSource feature gate to be enabled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TypedObjectReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("apiGroup"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_group, w);
+        w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w);
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Option::is_none(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TypedObjectReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TypedObjectReference {
@@ -12862,93 +15943,65 @@ impl<'de> ::serde::Deserialize<'de> for TypedObjectReference {
 /// Volume represents a named volume in a pod that may be accessed by any container in the pod.
 ///
 /// Generated from `io.k8s.api.core.v1.Volume` (proto `k8s.io.api.core.v1.Volume`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Volume {
     /// name of the volume. Must be a DNS_LABEL and unique within the pod. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
     pub name: String,
     /// hostPath represents a pre-existing file or directory on the host machine that is directly exposed to the container. This is generally used for system agents or other privileged things that are allowed to see the host machine. Most containers will NOT need this. More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
-    #[serde(rename = "hostPath", skip_serializing_if = "Option::is_none")]
     pub host_path: Option<crate::api::core::v1::HostPathVolumeSource>,
     /// emptyDir represents a temporary directory that shares a pod's lifetime. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir
-    #[serde(rename = "emptyDir", skip_serializing_if = "Option::is_none")]
     pub empty_dir: Option<crate::api::core::v1::EmptyDirVolumeSource>,
     /// gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: GCEPersistentDisk is deprecated. All operations for the in-tree gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
-    #[serde(rename = "gcePersistentDisk", skip_serializing_if = "Option::is_none")]
     pub gce_persistent_disk: Option<crate::api::core::v1::GCEPersistentDiskVolumeSource>,
     /// awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver. More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
-    #[serde(rename = "awsElasticBlockStore", skip_serializing_if = "Option::is_none")]
     pub aws_elastic_block_store: Option<crate::api::core::v1::AWSElasticBlockStoreVolumeSource>,
     /// gitRepo represents a git repository at a particular revision. Deprecated: GitRepo is deprecated. To provision a container with a git repo, mount an EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir into the Pod's container.
-    #[serde(rename = "gitRepo", skip_serializing_if = "Option::is_none")]
     pub git_repo: Option<crate::api::core::v1::GitRepoVolumeSource>,
     /// secret represents a secret that should populate this volume. More info: https://kubernetes.io/docs/concepts/storage/volumes#secret
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<crate::api::core::v1::SecretVolumeSource>,
     /// nfs represents an NFS mount on the host that shares a pod's lifetime More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nfs: Option<crate::api::core::v1::NFSVolumeSource>,
     /// iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes/#iscsi
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub iscsi: Option<crate::api::core::v1::ISCSIVolumeSource>,
     /// glusterfs represents a Glusterfs mount on the host that shares a pod's lifetime. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub glusterfs: Option<crate::api::core::v1::GlusterfsVolumeSource>,
     /// persistentVolumeClaimVolumeSource represents a reference to a PersistentVolumeClaim in the same namespace. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
-    #[serde(rename = "persistentVolumeClaim", skip_serializing_if = "Option::is_none")]
     pub persistent_volume_claim: Option<crate::api::core::v1::PersistentVolumeClaimVolumeSource>,
     /// rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rbd: Option<crate::api::core::v1::RBDVolumeSource>,
     /// flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.
-    #[serde(rename = "flexVolume", skip_serializing_if = "Option::is_none")]
     pub flex_volume: Option<crate::api::core::v1::FlexVolumeSource>,
     /// cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated. All operations for the in-tree cinder type are redirected to the cinder.csi.openstack.org CSI driver. More info: https://examples.k8s.io/mysql-cinder-pd/README.md
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cinder: Option<crate::api::core::v1::CinderVolumeSource>,
     /// cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cephfs: Option<crate::api::core::v1::CephFSVolumeSource>,
     /// flocker represents a Flocker volume attached to a kubelet's host machine. This depends on the Flocker control service being running. Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub flocker: Option<crate::api::core::v1::FlockerVolumeSource>,
     /// downwardAPI represents downward API about the pod that should populate this volume
-    #[serde(rename = "downwardAPI", skip_serializing_if = "Option::is_none")]
     pub downward_api: Option<crate::api::core::v1::DownwardAPIVolumeSource>,
     /// fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fc: Option<crate::api::core::v1::FCVolumeSource>,
     /// azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type are redirected to the file.csi.azure.com CSI driver.
-    #[serde(rename = "azureFile", skip_serializing_if = "Option::is_none")]
     pub azure_file: Option<crate::api::core::v1::AzureFileVolumeSource>,
     /// configMap represents a configMap that should populate this volume
-    #[serde(rename = "configMap", skip_serializing_if = "Option::is_none")]
     pub config_map: Option<crate::api::core::v1::ConfigMapVolumeSource>,
     /// vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.
-    #[serde(rename = "vsphereVolume", skip_serializing_if = "Option::is_none")]
     pub vsphere_volume: Option<crate::api::core::v1::VsphereVirtualDiskVolumeSource>,
     /// quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub quobyte: Option<crate::api::core::v1::QuobyteVolumeSource>,
     /// azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type are redirected to the disk.csi.azure.com CSI driver.
-    #[serde(rename = "azureDisk", skip_serializing_if = "Option::is_none")]
     pub azure_disk: Option<crate::api::core::v1::AzureDiskVolumeSource>,
     /// photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.
-    #[serde(rename = "photonPersistentDisk", skip_serializing_if = "Option::is_none")]
     pub photon_persistent_disk: Option<crate::api::core::v1::PhotonPersistentDiskVolumeSource>,
     /// projected items for all in one resources secrets, configmaps, and downward API
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub projected: Option<crate::api::core::v1::ProjectedVolumeSource>,
     /// portworxVolume represents a portworx volume attached and mounted on kubelets host machine. Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type are redirected to the pxd.portworx.com CSI driver.
-    #[serde(rename = "portworxVolume", skip_serializing_if = "Option::is_none")]
     pub portworx_volume: Option<crate::api::core::v1::PortworxVolumeSource>,
     /// scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.
-    #[serde(rename = "scaleIO", skip_serializing_if = "Option::is_none")]
     pub scale_io: Option<crate::api::core::v1::ScaleIOVolumeSource>,
     /// storageOS represents a StorageOS volume attached and mounted on Kubernetes nodes. Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub storageos: Option<crate::api::core::v1::StorageOSVolumeSource>,
     /// csi (Container Storage Interface) represents ephemeral storage that is handled by certain external CSI drivers.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub csi: Option<crate::api::core::v1::CSIVolumeSource>,
     /// ephemeral represents a volume that is handled by a cluster storage driver. The volume's lifecycle is tied to the pod that defines it - it will be created before the pod starts, and deleted when the pod is removed.
     ///
@@ -12964,15 +16017,57 @@ pub struct Volume {
     /// Use CSI for light-weight local ephemeral volumes if the CSI driver is meant to be used that way - see the documentation of the driver for more information.
     ///
     /// A pod can use both types of ephemeral volumes and persistent volumes at the same time.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ephemeral: Option<crate::api::core::v1::EphemeralVolumeSource>,
     /// image represents an OCI object (a container image or artifact) pulled and mounted on the kubelet's host machine. The volume is resolved at pod startup depending on which PullPolicy value is provided:
     ///
     /// - Always: the kubelet always attempts to pull the reference. Container creation will fail If the pull fails. - Never: the kubelet never pulls the reference and only uses a local image or artifact. Container creation will fail if the reference isn't present. - IfNotPresent: the kubelet pulls if the reference isn't already present on disk. Container creation will fail if the reference isn't present and the pull fails.
     ///
     /// The volume gets re-resolved if the pod gets deleted and recreated, which means that new remote content will become available on pod recreation. A failure to resolve or pull the image during pod startup will block containers from starting and may add significant latency. Failures will be retried using normal volume backoff and will be reported on the pod reason and message. The types of objects that may be mounted by this volume are defined by the container runtime implementation on a host machine and at minimum must include all valid types supported by the container image field. The OCI object gets mounted in a single directory (spec.containers[*].volumeMounts.mountPath) by merging the manifest layers in the same way as for container images. The volume will be mounted read-only (ro). Sub path mounts for containers are not supported (spec.containers[*].volumeMounts.subpath) before 1.33. The field spec.securityContext.fsGroupChangePolicy has no effect on this volume type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<crate::api::core::v1::ImageVolumeSource>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Volume {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Option::is_none(&self.host_path) { w.field("hostPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host_path, w); }
+        if !Option::is_none(&self.empty_dir) { w.field("emptyDir"); ::kapi_apimachinery::write::WriteJson::write_json(&self.empty_dir, w); }
+        if !Option::is_none(&self.gce_persistent_disk) { w.field("gcePersistentDisk"); ::kapi_apimachinery::write::WriteJson::write_json(&self.gce_persistent_disk, w); }
+        if !Option::is_none(&self.aws_elastic_block_store) { w.field("awsElasticBlockStore"); ::kapi_apimachinery::write::WriteJson::write_json(&self.aws_elastic_block_store, w); }
+        if !Option::is_none(&self.git_repo) { w.field("gitRepo"); ::kapi_apimachinery::write::WriteJson::write_json(&self.git_repo, w); }
+        if !Option::is_none(&self.secret) { w.field("secret"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret, w); }
+        if !Option::is_none(&self.nfs) { w.field("nfs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.nfs, w); }
+        if !Option::is_none(&self.iscsi) { w.field("iscsi"); ::kapi_apimachinery::write::WriteJson::write_json(&self.iscsi, w); }
+        if !Option::is_none(&self.glusterfs) { w.field("glusterfs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.glusterfs, w); }
+        if !Option::is_none(&self.persistent_volume_claim) { w.field("persistentVolumeClaim"); ::kapi_apimachinery::write::WriteJson::write_json(&self.persistent_volume_claim, w); }
+        if !Option::is_none(&self.rbd) { w.field("rbd"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rbd, w); }
+        if !Option::is_none(&self.flex_volume) { w.field("flexVolume"); ::kapi_apimachinery::write::WriteJson::write_json(&self.flex_volume, w); }
+        if !Option::is_none(&self.cinder) { w.field("cinder"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cinder, w); }
+        if !Option::is_none(&self.cephfs) { w.field("cephfs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cephfs, w); }
+        if !Option::is_none(&self.flocker) { w.field("flocker"); ::kapi_apimachinery::write::WriteJson::write_json(&self.flocker, w); }
+        if !Option::is_none(&self.downward_api) { w.field("downwardAPI"); ::kapi_apimachinery::write::WriteJson::write_json(&self.downward_api, w); }
+        if !Option::is_none(&self.fc) { w.field("fc"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fc, w); }
+        if !Option::is_none(&self.azure_file) { w.field("azureFile"); ::kapi_apimachinery::write::WriteJson::write_json(&self.azure_file, w); }
+        if !Option::is_none(&self.config_map) { w.field("configMap"); ::kapi_apimachinery::write::WriteJson::write_json(&self.config_map, w); }
+        if !Option::is_none(&self.vsphere_volume) { w.field("vsphereVolume"); ::kapi_apimachinery::write::WriteJson::write_json(&self.vsphere_volume, w); }
+        if !Option::is_none(&self.quobyte) { w.field("quobyte"); ::kapi_apimachinery::write::WriteJson::write_json(&self.quobyte, w); }
+        if !Option::is_none(&self.azure_disk) { w.field("azureDisk"); ::kapi_apimachinery::write::WriteJson::write_json(&self.azure_disk, w); }
+        if !Option::is_none(&self.photon_persistent_disk) { w.field("photonPersistentDisk"); ::kapi_apimachinery::write::WriteJson::write_json(&self.photon_persistent_disk, w); }
+        if !Option::is_none(&self.projected) { w.field("projected"); ::kapi_apimachinery::write::WriteJson::write_json(&self.projected, w); }
+        if !Option::is_none(&self.portworx_volume) { w.field("portworxVolume"); ::kapi_apimachinery::write::WriteJson::write_json(&self.portworx_volume, w); }
+        if !Option::is_none(&self.scale_io) { w.field("scaleIO"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scale_io, w); }
+        if !Option::is_none(&self.storageos) { w.field("storageos"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storageos, w); }
+        if !Option::is_none(&self.csi) { w.field("csi"); ::kapi_apimachinery::write::WriteJson::write_json(&self.csi, w); }
+        if !Option::is_none(&self.ephemeral) { w.field("ephemeral"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ephemeral, w); }
+        if !Option::is_none(&self.image) { w.field("image"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Volume {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Volume {
@@ -13064,13 +16159,27 @@ impl<'de> ::serde::Deserialize<'de> for Volume {
 /// volumeDevice describes a mapping of a raw block device within a container.
 ///
 /// Generated from `io.k8s.api.core.v1.VolumeDevice` (proto `k8s.io.api.core.v1.VolumeDevice`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeDevice {
     /// name must match the name of a persistentVolumeClaim in the pod
     pub name: String,
     /// devicePath is the path inside of the container that the device will be mapped to.
-    #[serde(rename = "devicePath")]
     pub device_path: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeDevice {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("devicePath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.device_path, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeDevice {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeDevice {
@@ -13104,12 +16213,11 @@ impl<'de> ::serde::Deserialize<'de> for VolumeDevice {
 /// VolumeMount describes a mounting of a Volume within a container.
 ///
 /// Generated from `io.k8s.api.core.v1.VolumeMount` (proto `k8s.io.api.core.v1.VolumeMount`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeMount {
     /// This must match the Name of a Volume.
     pub name: String,
     /// Mounted read-only if true, read-write otherwise (false or unspecified). Defaults to false.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// RecursiveReadOnly specifies whether read-only mounts should be handled recursively.
     ///
@@ -13120,20 +16228,35 @@ pub struct VolumeMount {
     /// If this field is set to IfPossible or Enabled, MountPropagation must be set to None (or be unspecified, which defaults to None).
     ///
     /// If this field is not specified, it is treated as an equivalent of Disabled.
-    #[serde(rename = "recursiveReadOnly", skip_serializing_if = "Option::is_none")]
     pub recursive_read_only: Option<String>,
     /// Path within the container at which the volume should be mounted.  Must not contain ':'.
-    #[serde(rename = "mountPath")]
     pub mount_path: String,
     /// Path within the volume from which the container's volume should be mounted. Defaults to "" (volume's root).
-    #[serde(rename = "subPath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub sub_path: Option<String>,
     /// mountPropagation determines how mounts are propagated from the host to container and the other way around. When not set, MountPropagationNone is used. This field is beta in 1.10. When RecursiveReadOnly is set to IfPossible or to Enabled, MountPropagation must be None or unspecified (which defaults to None).
-    #[serde(rename = "mountPropagation", skip_serializing_if = "Option::is_none")]
     pub mount_propagation: Option<String>,
     /// Expanded path within the volume from which the container's volume should be mounted. Behaves similarly to SubPath but environment variable references $(VAR_NAME) are expanded using the container's environment. Defaults to "" (volume's root). SubPathExpr and SubPath are mutually exclusive.
-    #[serde(rename = "subPathExpr", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub sub_path_expr: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeMount {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !Option::is_none(&self.recursive_read_only) { w.field("recursiveReadOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.recursive_read_only, w); }
+        w.field("mountPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.mount_path, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.sub_path) { w.field("subPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.sub_path, w); }
+        if !Option::is_none(&self.mount_propagation) { w.field("mountPropagation"); ::kapi_apimachinery::write::WriteJson::write_json(&self.mount_propagation, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.sub_path_expr) { w.field("subPathExpr"); ::kapi_apimachinery::write::WriteJson::write_json(&self.sub_path_expr, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeMount {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeMount {
@@ -13177,22 +16300,36 @@ impl<'de> ::serde::Deserialize<'de> for VolumeMount {
 /// VolumeMountStatus shows status of volume mounts.
 ///
 /// Generated from `io.k8s.api.core.v1.VolumeMountStatus` (proto `k8s.io.api.core.v1.VolumeMountStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeMountStatus {
     /// Name corresponds to the name of the original VolumeMount.
     pub name: String,
     /// MountPath corresponds to the original VolumeMount.
-    #[serde(rename = "mountPath")]
     pub mount_path: String,
     /// ReadOnly corresponds to the original VolumeMount.
-    #[serde(rename = "readOnly", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub read_only: Option<bool>,
     /// RecursiveReadOnly must be set to Disabled, Enabled, or unspecified (for non-readonly mounts). An IfPossible value in the original VolumeMount must be translated to Disabled or Enabled, depending on the mount result.
-    #[serde(rename = "recursiveReadOnly", skip_serializing_if = "Option::is_none")]
     pub recursive_read_only: Option<String>,
     /// volumeStatus represents volume-type-specific status about the mounted volume.
-    #[serde(rename = "volumeStatus", skip_serializing_if = "Option::is_none")]
     pub volume_status: Option<crate::api::core::v1::VolumeStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeMountStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("mountPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.mount_path, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.read_only) { w.field("readOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.read_only, w); }
+        if !Option::is_none(&self.recursive_read_only) { w.field("recursiveReadOnly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.recursive_read_only, w); }
+        if !Option::is_none(&self.volume_status) { w.field("volumeStatus"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_status, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeMountStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeMountStatus {
@@ -13232,11 +16369,24 @@ impl<'de> ::serde::Deserialize<'de> for VolumeMountStatus {
 /// VolumeNodeAffinity defines constraints that limit what nodes this volume can be accessed from.
 ///
 /// Generated from `io.k8s.api.core.v1.VolumeNodeAffinity` (proto `k8s.io.api.core.v1.VolumeNodeAffinity`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeNodeAffinity {
     /// required specifies hard node constraints that must be met.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub required: Option<crate::api::core::v1::NodeSelector>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeNodeAffinity {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.required) { w.field("required"); ::kapi_apimachinery::write::WriteJson::write_json(&self.required, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeNodeAffinity {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeNodeAffinity {
@@ -13268,19 +16418,15 @@ impl<'de> ::serde::Deserialize<'de> for VolumeNodeAffinity {
 /// Projection that may be projected along with other supported volume types. Exactly one of these fields must be set.
 ///
 /// Generated from `io.k8s.api.core.v1.VolumeProjection` (proto `k8s.io.api.core.v1.VolumeProjection`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeProjection {
     /// secret information about the secret data to project
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<crate::api::core::v1::SecretProjection>,
     /// downwardAPI information about the downwardAPI data to project
-    #[serde(rename = "downwardAPI", skip_serializing_if = "Option::is_none")]
     pub downward_api: Option<crate::api::core::v1::DownwardAPIProjection>,
     /// configMap information about the configMap data to project
-    #[serde(rename = "configMap", skip_serializing_if = "Option::is_none")]
     pub config_map: Option<crate::api::core::v1::ConfigMapProjection>,
     /// serviceAccountToken is information about the serviceAccountToken data to project
-    #[serde(rename = "serviceAccountToken", skip_serializing_if = "Option::is_none")]
     pub service_account_token: Option<crate::api::core::v1::ServiceAccountTokenProjection>,
     /// ClusterTrustBundle allows a pod to access the `.spec.trustBundle` field of ClusterTrustBundle objects in an auto-updating file.
     ///
@@ -13289,7 +16435,6 @@ pub struct VolumeProjection {
     /// ClusterTrustBundle objects can either be selected by name, or by the combination of signer name and a label selector.
     ///
     /// Kubelet performs aggressive normalization of the PEM contents written into the pod filesystem.  Esoteric PEM features such as inter-block comments and block headers are stripped.  Certificates are deduplicated. The ordering of certificates within the file is arbitrary, and Kubelet may change the order over time.
-    #[serde(rename = "clusterTrustBundle", skip_serializing_if = "Option::is_none")]
     pub cluster_trust_bundle: Option<crate::api::core::v1::ClusterTrustBundleProjection>,
     /// Projects an auto-rotating credential bundle (private key and certificate chain) that the pod can use either as a TLS client or server.
     ///
@@ -13304,8 +16449,26 @@ pub struct VolumeProjection {
     /// Prefer using the credential bundle format, since your application code can read it atomically.  If you use keyPath and certificateChainPath, your application must make two separate file reads. If these coincide with a certificate rotation, it is possible that the private key and leaf certificate you read may not correspond to each other.  Your application will need to check for this condition, and re-read until they are consistent.
     ///
     /// The named signer controls chooses the format of the certificate it issues; consult the signer implementation's documentation to learn how to use the certificates it issues.
-    #[serde(rename = "podCertificate", skip_serializing_if = "Option::is_none")]
     pub pod_certificate: Option<crate::api::core::v1::PodCertificateProjection>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeProjection {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.secret) { w.field("secret"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret, w); }
+        if !Option::is_none(&self.downward_api) { w.field("downwardAPI"); ::kapi_apimachinery::write::WriteJson::write_json(&self.downward_api, w); }
+        if !Option::is_none(&self.config_map) { w.field("configMap"); ::kapi_apimachinery::write::WriteJson::write_json(&self.config_map, w); }
+        if !Option::is_none(&self.service_account_token) { w.field("serviceAccountToken"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_account_token, w); }
+        if !Option::is_none(&self.cluster_trust_bundle) { w.field("clusterTrustBundle"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cluster_trust_bundle, w); }
+        if !Option::is_none(&self.pod_certificate) { w.field("podCertificate"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_certificate, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeProjection {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeProjection {
@@ -13347,14 +16510,27 @@ impl<'de> ::serde::Deserialize<'de> for VolumeProjection {
 /// VolumeResourceRequirements describes the storage resource requirements for a volume.
 ///
 /// Generated from `io.k8s.api.core.v1.VolumeResourceRequirements` (proto `k8s.io.api.core.v1.VolumeResourceRequirements`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeResourceRequirements {
     /// Limits describes the maximum amount of compute resources allowed. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub limits: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
     /// Requests describes the minimum amount of compute resources required. If Requests is omitted for a container, it defaults to Limits if that is explicitly specified, otherwise to an implementation-defined value. Requests cannot exceed Limits. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub requests: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeResourceRequirements {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::std::collections::BTreeMap::is_empty(&self.limits) { w.field("limits"); ::kapi_apimachinery::write::WriteJson::write_json(&self.limits, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.requests) { w.field("requests"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requests, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeResourceRequirements {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeResourceRequirements {
@@ -13389,7 +16565,7 @@ impl<'de> ::serde::Deserialize<'de> for VolumeResourceRequirements {
 /// Only one of its members may be specified.
 ///
 /// Generated from proto `k8s.io.api.core.v1.VolumeSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeSource {
     /// hostPath represents a pre-existing file or directory on the host
     /// machine that is directly exposed to the container. This is generally
@@ -13400,12 +16576,10 @@ pub struct VolumeSource {
     /// TODO(jonesdl) We need to restrict who can use host directory mounts and who can/can not
     /// mount host directories as read/write.
     /// +optional
-    #[serde(rename = "hostPath", skip_serializing_if = "Option::is_none")]
     pub host_path: Option<crate::api::core::v1::HostPathVolumeSource>,
     /// emptyDir represents a temporary directory that shares a pod's lifetime.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir
     /// +optional
-    #[serde(rename = "emptyDir", skip_serializing_if = "Option::is_none")]
     pub empty_dir: Option<crate::api::core::v1::EmptyDirVolumeSource>,
     /// gcePersistentDisk represents a GCE Disk resource that is attached to a
     /// kubelet's host machine and then exposed to the pod.
@@ -13413,7 +16587,6 @@ pub struct VolumeSource {
     /// gcePersistentDisk type are redirected to the pd.csi.storage.gke.io CSI driver.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk
     /// +optional
-    #[serde(rename = "gcePersistentDisk", skip_serializing_if = "Option::is_none")]
     pub gce_persistent_disk: Option<crate::api::core::v1::GCEPersistentDiskVolumeSource>,
     /// awsElasticBlockStore represents an AWS Disk resource that is attached to a
     /// kubelet's host machine and then exposed to the pod.
@@ -13421,131 +16594,106 @@ pub struct VolumeSource {
     /// awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore
     /// +optional
-    #[serde(rename = "awsElasticBlockStore", skip_serializing_if = "Option::is_none")]
     pub aws_elastic_block_store: Option<crate::api::core::v1::AWSElasticBlockStoreVolumeSource>,
     /// gitRepo represents a git repository at a particular revision.
     /// Deprecated: GitRepo is deprecated. To provision a container with a git repo, mount an
     /// EmptyDir into an InitContainer that clones the repo using git, then mount the EmptyDir
     /// into the Pod's container.
     /// +optional
-    #[serde(rename = "gitRepo", skip_serializing_if = "Option::is_none")]
     pub git_repo: Option<crate::api::core::v1::GitRepoVolumeSource>,
     /// secret represents a secret that should populate this volume.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#secret
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<crate::api::core::v1::SecretVolumeSource>,
     /// nfs represents an NFS mount on the host that shares a pod's lifetime
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nfs: Option<crate::api::core::v1::NFSVolumeSource>,
     /// iscsi represents an ISCSI Disk resource that is attached to a
     /// kubelet's host machine and then exposed to the pod.
     /// More info: https://kubernetes.io/docs/concepts/storage/volumes/#iscsi
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub iscsi: Option<crate::api::core::v1::ISCSIVolumeSource>,
     /// glusterfs represents a Glusterfs mount on the host that shares a pod's lifetime.
     /// Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub glusterfs: Option<crate::api::core::v1::GlusterfsVolumeSource>,
     /// persistentVolumeClaimVolumeSource represents a reference to a
     /// PersistentVolumeClaim in the same namespace.
     /// More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims
     /// +optional
-    #[serde(rename = "persistentVolumeClaim", skip_serializing_if = "Option::is_none")]
     pub persistent_volume_claim: Option<crate::api::core::v1::PersistentVolumeClaimVolumeSource>,
     /// rbd represents a Rados Block Device mount on the host that shares a pod's lifetime.
     /// Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rbd: Option<crate::api::core::v1::RBDVolumeSource>,
     /// flexVolume represents a generic volume resource that is
     /// provisioned/attached using an exec based plugin.
     /// Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead.
     /// +optional
-    #[serde(rename = "flexVolume", skip_serializing_if = "Option::is_none")]
     pub flex_volume: Option<crate::api::core::v1::FlexVolumeSource>,
     /// cinder represents a cinder volume attached and mounted on kubelets host machine.
     /// Deprecated: Cinder is deprecated. All operations for the in-tree cinder type
     /// are redirected to the cinder.csi.openstack.org CSI driver.
     /// More info: https://examples.k8s.io/mysql-cinder-pd/README.md
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cinder: Option<crate::api::core::v1::CinderVolumeSource>,
     /// cephFS represents a Ceph FS mount on the host that shares a pod's lifetime.
     /// Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cephfs: Option<crate::api::core::v1::CephFSVolumeSource>,
     /// flocker represents a Flocker volume attached to a kubelet's host machine. This depends on the Flocker control service being running.
     /// Deprecated: Flocker is deprecated and the in-tree flocker type is no longer supported.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub flocker: Option<crate::api::core::v1::FlockerVolumeSource>,
     /// downwardAPI represents downward API about the pod that should populate this volume
     /// +optional
-    #[serde(rename = "downwardAPI", skip_serializing_if = "Option::is_none")]
     pub downward_api: Option<crate::api::core::v1::DownwardAPIVolumeSource>,
     /// fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fc: Option<crate::api::core::v1::FCVolumeSource>,
     /// azureFile represents an Azure File Service mount on the host and bind mount to the pod.
     /// Deprecated: AzureFile is deprecated. All operations for the in-tree azureFile type
     /// are redirected to the file.csi.azure.com CSI driver.
     /// +optional
-    #[serde(rename = "azureFile", skip_serializing_if = "Option::is_none")]
     pub azure_file: Option<crate::api::core::v1::AzureFileVolumeSource>,
     /// configMap represents a configMap that should populate this volume
     /// +optional
-    #[serde(rename = "configMap", skip_serializing_if = "Option::is_none")]
     pub config_map: Option<crate::api::core::v1::ConfigMapVolumeSource>,
     /// vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine.
     /// Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type
     /// are redirected to the csi.vsphere.vmware.com CSI driver.
     /// +optional
-    #[serde(rename = "vsphereVolume", skip_serializing_if = "Option::is_none")]
     pub vsphere_volume: Option<crate::api::core::v1::VsphereVirtualDiskVolumeSource>,
     /// quobyte represents a Quobyte mount on the host that shares a pod's lifetime.
     /// Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub quobyte: Option<crate::api::core::v1::QuobyteVolumeSource>,
     /// azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.
     /// Deprecated: AzureDisk is deprecated. All operations for the in-tree azureDisk type
     /// are redirected to the disk.csi.azure.com CSI driver.
     /// +optional
-    #[serde(rename = "azureDisk", skip_serializing_if = "Option::is_none")]
     pub azure_disk: Option<crate::api::core::v1::AzureDiskVolumeSource>,
     /// photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine.
     /// Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.
-    #[serde(rename = "photonPersistentDisk", skip_serializing_if = "Option::is_none")]
     pub photon_persistent_disk: Option<crate::api::core::v1::PhotonPersistentDiskVolumeSource>,
     /// projected items for all in one resources secrets, configmaps, and downward API
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub projected: Option<crate::api::core::v1::ProjectedVolumeSource>,
     /// portworxVolume represents a portworx volume attached and mounted on kubelets host machine.
     /// Deprecated: PortworxVolume is deprecated. All operations for the in-tree portworxVolume type
     /// are redirected to the pxd.portworx.com CSI driver.
     /// +optional
-    #[serde(rename = "portworxVolume", skip_serializing_if = "Option::is_none")]
     pub portworx_volume: Option<crate::api::core::v1::PortworxVolumeSource>,
     /// scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes.
     /// Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported.
     /// +optional
-    #[serde(rename = "scaleIO", skip_serializing_if = "Option::is_none")]
     pub scale_io: Option<crate::api::core::v1::ScaleIOVolumeSource>,
     /// storageOS represents a StorageOS volume attached and mounted on Kubernetes nodes.
     /// Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub storageos: Option<crate::api::core::v1::StorageOSVolumeSource>,
     /// csi (Container Storage Interface) represents ephemeral storage that is handled by certain external CSI drivers.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub csi: Option<crate::api::core::v1::CSIVolumeSource>,
     /// ephemeral represents a volume that is handled by a cluster storage driver.
     /// The volume's lifecycle is tied to the pod that defines it - it will be created before the pod starts,
@@ -13573,7 +16721,6 @@ pub struct VolumeSource {
     /// persistent volumes at the same time.
     ///
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ephemeral: Option<crate::api::core::v1::EphemeralVolumeSource>,
     /// image represents an OCI object (a container image or artifact) pulled and mounted on the kubelet's host machine.
     /// The volume is resolved at pod startup depending on which PullPolicy value is provided:
@@ -13590,8 +16737,50 @@ pub struct VolumeSource {
     /// Sub path mounts for containers are not supported (spec.containers[*].volumeMounts.subpath) before 1.33.
     /// The field spec.securityContext.fsGroupChangePolicy has no effect on this volume type.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<crate::api::core::v1::ImageVolumeSource>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.host_path) { w.field("hostPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host_path, w); }
+        if !Option::is_none(&self.empty_dir) { w.field("emptyDir"); ::kapi_apimachinery::write::WriteJson::write_json(&self.empty_dir, w); }
+        if !Option::is_none(&self.gce_persistent_disk) { w.field("gcePersistentDisk"); ::kapi_apimachinery::write::WriteJson::write_json(&self.gce_persistent_disk, w); }
+        if !Option::is_none(&self.aws_elastic_block_store) { w.field("awsElasticBlockStore"); ::kapi_apimachinery::write::WriteJson::write_json(&self.aws_elastic_block_store, w); }
+        if !Option::is_none(&self.git_repo) { w.field("gitRepo"); ::kapi_apimachinery::write::WriteJson::write_json(&self.git_repo, w); }
+        if !Option::is_none(&self.secret) { w.field("secret"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret, w); }
+        if !Option::is_none(&self.nfs) { w.field("nfs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.nfs, w); }
+        if !Option::is_none(&self.iscsi) { w.field("iscsi"); ::kapi_apimachinery::write::WriteJson::write_json(&self.iscsi, w); }
+        if !Option::is_none(&self.glusterfs) { w.field("glusterfs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.glusterfs, w); }
+        if !Option::is_none(&self.persistent_volume_claim) { w.field("persistentVolumeClaim"); ::kapi_apimachinery::write::WriteJson::write_json(&self.persistent_volume_claim, w); }
+        if !Option::is_none(&self.rbd) { w.field("rbd"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rbd, w); }
+        if !Option::is_none(&self.flex_volume) { w.field("flexVolume"); ::kapi_apimachinery::write::WriteJson::write_json(&self.flex_volume, w); }
+        if !Option::is_none(&self.cinder) { w.field("cinder"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cinder, w); }
+        if !Option::is_none(&self.cephfs) { w.field("cephfs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cephfs, w); }
+        if !Option::is_none(&self.flocker) { w.field("flocker"); ::kapi_apimachinery::write::WriteJson::write_json(&self.flocker, w); }
+        if !Option::is_none(&self.downward_api) { w.field("downwardAPI"); ::kapi_apimachinery::write::WriteJson::write_json(&self.downward_api, w); }
+        if !Option::is_none(&self.fc) { w.field("fc"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fc, w); }
+        if !Option::is_none(&self.azure_file) { w.field("azureFile"); ::kapi_apimachinery::write::WriteJson::write_json(&self.azure_file, w); }
+        if !Option::is_none(&self.config_map) { w.field("configMap"); ::kapi_apimachinery::write::WriteJson::write_json(&self.config_map, w); }
+        if !Option::is_none(&self.vsphere_volume) { w.field("vsphereVolume"); ::kapi_apimachinery::write::WriteJson::write_json(&self.vsphere_volume, w); }
+        if !Option::is_none(&self.quobyte) { w.field("quobyte"); ::kapi_apimachinery::write::WriteJson::write_json(&self.quobyte, w); }
+        if !Option::is_none(&self.azure_disk) { w.field("azureDisk"); ::kapi_apimachinery::write::WriteJson::write_json(&self.azure_disk, w); }
+        if !Option::is_none(&self.photon_persistent_disk) { w.field("photonPersistentDisk"); ::kapi_apimachinery::write::WriteJson::write_json(&self.photon_persistent_disk, w); }
+        if !Option::is_none(&self.projected) { w.field("projected"); ::kapi_apimachinery::write::WriteJson::write_json(&self.projected, w); }
+        if !Option::is_none(&self.portworx_volume) { w.field("portworxVolume"); ::kapi_apimachinery::write::WriteJson::write_json(&self.portworx_volume, w); }
+        if !Option::is_none(&self.scale_io) { w.field("scaleIO"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scale_io, w); }
+        if !Option::is_none(&self.storageos) { w.field("storageos"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storageos, w); }
+        if !Option::is_none(&self.csi) { w.field("csi"); ::kapi_apimachinery::write::WriteJson::write_json(&self.csi, w); }
+        if !Option::is_none(&self.ephemeral) { w.field("ephemeral"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ephemeral, w); }
+        if !Option::is_none(&self.image) { w.field("image"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeSource {
@@ -13681,11 +16870,24 @@ impl<'de> ::serde::Deserialize<'de> for VolumeSource {
 /// VolumeStatus represents the status of a mounted volume. At most one of its members must be specified.
 ///
 /// Generated from `io.k8s.api.core.v1.VolumeStatus` (proto `k8s.io.api.core.v1.VolumeStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeStatus {
     /// image represents an OCI object (a container image or artifact) pulled and mounted on the kubelet's host machine.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<crate::api::core::v1::ImageVolumeStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.image) { w.field("image"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeStatus {
@@ -13717,20 +16919,33 @@ impl<'de> ::serde::Deserialize<'de> for VolumeStatus {
 /// Represents a vSphere volume resource.
 ///
 /// Generated from `io.k8s.api.core.v1.VsphereVirtualDiskVolumeSource` (proto `k8s.io.api.core.v1.VsphereVirtualDiskVolumeSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VsphereVirtualDiskVolumeSource {
     /// volumePath is the path that identifies vSphere volume vmdk
-    #[serde(rename = "volumePath")]
     pub volume_path: String,
     /// fsType is filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
-    #[serde(rename = "fsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fs_type: Option<String>,
     /// storagePolicyName is the storage Policy Based Management (SPBM) profile name.
-    #[serde(rename = "storagePolicyName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_policy_name: Option<String>,
     /// storagePolicyID is the storage Policy Based Management (SPBM) profile ID associated with the StoragePolicyName.
-    #[serde(rename = "storagePolicyID", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_policy_id: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VsphereVirtualDiskVolumeSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("volumePath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_path, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fs_type) { w.field("fsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.storage_policy_name) { w.field("storagePolicyName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage_policy_name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.storage_policy_id) { w.field("storagePolicyID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage_policy_id, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VsphereVirtualDiskVolumeSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VsphereVirtualDiskVolumeSource {
@@ -13768,13 +16983,27 @@ impl<'de> ::serde::Deserialize<'de> for VsphereVirtualDiskVolumeSource {
 /// The weights of all of the matched WeightedPodAffinityTerm fields are added per-node to find the most preferred node(s)
 ///
 /// Generated from `io.k8s.api.core.v1.WeightedPodAffinityTerm` (proto `k8s.io.api.core.v1.WeightedPodAffinityTerm`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WeightedPodAffinityTerm {
     /// weight associated with matching the corresponding podAffinityTerm, in the range 1-100.
     pub weight: i32,
     /// Required. A pod affinity term, associated with the corresponding weight.
-    #[serde(rename = "podAffinityTerm")]
     pub pod_affinity_term: crate::api::core::v1::PodAffinityTerm,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for WeightedPodAffinityTerm {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("weight"); ::kapi_apimachinery::write::WriteJson::write_json(&self.weight, w);
+        w.field("podAffinityTerm"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_affinity_term, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for WeightedPodAffinityTerm {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for WeightedPodAffinityTerm {
@@ -13808,20 +17037,33 @@ impl<'de> ::serde::Deserialize<'de> for WeightedPodAffinityTerm {
 /// WindowsSecurityContextOptions contain Windows-specific options and credentials.
 ///
 /// Generated from `io.k8s.api.core.v1.WindowsSecurityContextOptions` (proto `k8s.io.api.core.v1.WindowsSecurityContextOptions`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WindowsSecurityContextOptions {
     /// GMSACredentialSpecName is the name of the GMSA credential spec to use.
-    #[serde(rename = "gmsaCredentialSpecName", skip_serializing_if = "Option::is_none")]
     pub gmsa_credential_spec_name: Option<String>,
     /// GMSACredentialSpec is where the GMSA admission webhook (https://github.com/kubernetes-sigs/windows-gmsa) inlines the contents of the GMSA credential spec named by the GMSACredentialSpecName field.
-    #[serde(rename = "gmsaCredentialSpec", skip_serializing_if = "Option::is_none")]
     pub gmsa_credential_spec: Option<String>,
     /// The UserName in Windows to run the entrypoint of the container process. Defaults to the user specified in image metadata if unspecified. May also be set in PodSecurityContext. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.
-    #[serde(rename = "runAsUserName", skip_serializing_if = "Option::is_none")]
     pub run_as_user_name: Option<String>,
     /// HostProcess determines if a container should be run as a 'Host Process' container. All of a Pod's containers must have the same effective HostProcess value (it is not allowed to have a mix of HostProcess containers and non-HostProcess containers). In addition, if HostProcess is true then HostNetwork must also be set to true.
-    #[serde(rename = "hostProcess", skip_serializing_if = "Option::is_none")]
     pub host_process: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for WindowsSecurityContextOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.gmsa_credential_spec_name) { w.field("gmsaCredentialSpecName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.gmsa_credential_spec_name, w); }
+        if !Option::is_none(&self.gmsa_credential_spec) { w.field("gmsaCredentialSpec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.gmsa_credential_spec, w); }
+        if !Option::is_none(&self.run_as_user_name) { w.field("runAsUserName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.run_as_user_name, w); }
+        if !Option::is_none(&self.host_process) { w.field("hostProcess"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host_process, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for WindowsSecurityContextOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for WindowsSecurityContextOptions {

@@ -3,7 +3,7 @@
 /// Endpoint represents a single logical "backend" implementing a service.
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.Endpoint`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Endpoint {
     /// addresses of this endpoint. The contents of this field are interpreted
     /// according to the corresponding EndpointSlice addressType field. Consumers
@@ -15,10 +15,8 @@ pub struct Endpoint {
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
     /// +k8s:alpha(since: "1.36")=+k8s:maxItems=100
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub addresses: Vec<String>,
     /// conditions contains information about the current status of the endpoint.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub conditions: Option<crate::api::discovery::v1beta1::EndpointConditions>,
     /// hostname of this endpoint. This field may be used by consumers of
     /// endpoints to distinguish endpoints from each other (e.g. in DNS names).
@@ -26,12 +24,10 @@ pub struct Endpoint {
     /// fungible (e.g. multiple A values in DNS). Must be lowercase and pass DNS
     /// Label (RFC 1123) validation.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
     /// targetRef is a reference to a Kubernetes object that represents this
     /// endpoint.
     /// +optional
-    #[serde(rename = "targetRef", skip_serializing_if = "Option::is_none")]
     pub target_ref: Option<crate::api::core::v1::ObjectReference>,
     /// topology contains arbitrary topology information associated with the
     /// endpoint. These key/value pairs must conform with the label format.
@@ -47,19 +43,36 @@ pub struct Endpoint {
     ///   endpoint is located. This should match the corresponding node label.
     /// This field is deprecated and will be removed in future api versions.
     /// +optional
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub topology: ::std::collections::BTreeMap<String, String>,
     /// nodeName represents the name of the Node hosting this endpoint. This can
     /// be used to determine endpoints local to a Node.
     /// +optional
-    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// hints contains information associated with how an endpoint should be
     /// consumed.
     /// +featureGate=TopologyAwareHints
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hints: Option<crate::api::discovery::v1beta1::EndpointHints>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Endpoint {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("addresses"); ::kapi_apimachinery::go::vec_or_null(&self.addresses, w);
+        w.field("conditions"); ::kapi_apimachinery::go::opt_or_default(&self.conditions, w);
+        if !Option::is_none(&self.hostname) { w.field("hostname"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hostname, w); }
+        if !Option::is_none(&self.target_ref) { w.field("targetRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_ref, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.topology) { w.field("topology"); ::kapi_apimachinery::write::WriteJson::write_json(&self.topology, w); }
+        if !Option::is_none(&self.node_name) { w.field("nodeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_name, w); }
+        if !Option::is_none(&self.hints) { w.field("hints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hints, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Endpoint {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Endpoint {
@@ -103,7 +116,7 @@ impl<'de> ::serde::Deserialize<'de> for Endpoint {
 /// EndpointConditions represents the current condition of an endpoint.
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.EndpointConditions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointConditions {
     /// ready indicates that this endpoint is prepared to receive traffic,
     /// according to whatever system is managing the endpoint. A nil value
@@ -111,21 +124,34 @@ pub struct EndpointConditions {
     /// unknown state as ready. For compatibility reasons, ready should never be
     /// "true" for terminating endpoints.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
     /// serving is identical to ready except that it is set regardless of the
     /// terminating state of endpoints. This condition should be set to true for
     /// a ready endpoint that is terminating. If nil, consumers should defer to
     /// the ready condition.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub serving: Option<bool>,
     /// terminating indicates that this endpoint is terminating. A nil value
     /// indicates an unknown state. Consumers should interpret this unknown state
     /// to mean that the endpoint is not terminating.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub terminating: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EndpointConditions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.ready) { w.field("ready"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ready, w); }
+        if !Option::is_none(&self.serving) { w.field("serving"); ::kapi_apimachinery::write::WriteJson::write_json(&self.serving, w); }
+        if !Option::is_none(&self.terminating) { w.field("terminating"); ::kapi_apimachinery::write::WriteJson::write_json(&self.terminating, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EndpointConditions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EndpointConditions {
@@ -161,18 +187,31 @@ impl<'de> ::serde::Deserialize<'de> for EndpointConditions {
 /// EndpointHints provides hints describing how an endpoint should be consumed.
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.EndpointHints`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointHints {
     /// forZones indicates the zone(s) this endpoint should be consumed by to
     /// enable topology aware routing. May contain a maximum of 8 entries.
     /// +listType=atomic
-    #[serde(rename = "forZones", skip_serializing_if = "Vec::is_empty")]
     pub for_zones: Vec<crate::api::discovery::v1beta1::ForZone>,
     /// forNodes indicates the node(s) this endpoint should be consumed by when
     /// using topology aware routing. May contain a maximum of 8 entries.
     /// +listType=atomic
-    #[serde(rename = "forNodes", skip_serializing_if = "Vec::is_empty")]
     pub for_nodes: Vec<crate::api::discovery::v1beta1::ForNode>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EndpointHints {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.for_zones) { w.field("forZones"); ::kapi_apimachinery::write::WriteJson::write_json(&self.for_zones, w); }
+        if !Vec::is_empty(&self.for_nodes) { w.field("forNodes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.for_nodes, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EndpointHints {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EndpointHints {
@@ -206,7 +245,7 @@ impl<'de> ::serde::Deserialize<'de> for EndpointHints {
 /// EndpointPort represents a Port used by an EndpointSlice
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.EndpointPort`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointPort {
     /// name represents the name of this port. All ports in an EndpointSlice must have a unique name.
     /// If the EndpointSlice is derived from a Kubernetes service, this corresponds to the Service.ports[].name.
@@ -215,17 +254,14 @@ pub struct EndpointPort {
     /// * must consist of lower case alphanumeric characters or '-'.
     /// * must start and end with an alphanumeric character.
     /// Default is empty string.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// protocol represents the IP protocol for this port.
     /// Must be UDP, TCP, or SCTP.
     /// Default is TCP.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// port represents the port number of the endpoint.
     /// If this is not specified, ports are not restricted and must be
     /// interpreted in the context of the specific consumer.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
     /// appProtocol represents the application protocol for this port.
     /// This field follows standard Kubernetes label syntax.
@@ -234,8 +270,24 @@ pub struct EndpointPort {
     /// Non-standard protocols should use prefixed names such as
     /// mycompany.com/my-custom-protocol.
     /// +optional
-    #[serde(rename = "appProtocol", skip_serializing_if = "Option::is_none")]
     pub app_protocol: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EndpointPort {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Option::is_none(&self.protocol) { w.field("protocol"); ::kapi_apimachinery::write::WriteJson::write_json(&self.protocol, w); }
+        if !Option::is_none(&self.port) { w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w); }
+        if !Option::is_none(&self.app_protocol) { w.field("appProtocol"); ::kapi_apimachinery::write::WriteJson::write_json(&self.app_protocol, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EndpointPort {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EndpointPort {
@@ -275,17 +327,14 @@ impl<'de> ::serde::Deserialize<'de> for EndpointPort {
 /// labels, which must be joined to produce the full set of endpoints.
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.EndpointSlice`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointSlice {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// addressType specifies the type of address carried by this EndpointSlice.
     /// All addresses in this slice must be the same type. This field is
@@ -297,13 +346,11 @@ pub struct EndpointSlice {
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
     /// +k8s:alpha(since: "1.36")=+k8s:immutable
-    #[serde(rename = "addressType", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub address_type: Option<String>,
     /// endpoints is a list of unique endpoints in this slice. Each slice may
     /// include a maximum of 1000 endpoints.
     /// +listType=atomic
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub endpoints: Vec<crate::api::discovery::v1beta1::Endpoint>,
     /// ports specifies the list of network ports exposed by each endpoint in
     /// this slice. Each port must have a unique name. When ports is empty, it
@@ -312,8 +359,26 @@ pub struct EndpointSlice {
     /// maximum of 100 ports.
     /// +optional
     /// +listType=atomic
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub ports: Vec<crate::api::discovery::v1beta1::EndpointPort>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EndpointSlice {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("addressType"); ::kapi_apimachinery::go::opt_or_default(&self.address_type, w);
+        w.field("endpoints"); ::kapi_apimachinery::go::vec_or_null(&self.endpoints, w);
+        w.field("ports"); ::kapi_apimachinery::go::vec_or_null(&self.ports, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EndpointSlice {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EndpointSlice {
@@ -355,21 +420,34 @@ impl<'de> ::serde::Deserialize<'de> for EndpointSlice {
 /// EndpointSliceList represents a list of endpoint slices
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.EndpointSliceList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EndpointSliceList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of endpoint slices
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::discovery::v1beta1::EndpointSlice>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EndpointSliceList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EndpointSliceList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EndpointSliceList {
@@ -407,11 +485,24 @@ impl<'de> ::serde::Deserialize<'de> for EndpointSliceList {
 /// ForNode provides information about which nodes should consume this endpoint.
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.ForNode`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ForNode {
     /// name represents the name of the node.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ForNode {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ForNode {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ForNode {
@@ -443,11 +534,24 @@ impl<'de> ::serde::Deserialize<'de> for ForNode {
 /// ForZone provides information about which zones should consume this endpoint.
 ///
 /// Generated from proto `k8s.io.api.discovery.v1beta1.ForZone`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ForZone {
     /// name represents the name of the zone.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ForZone {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ForZone {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ForZone {

@@ -8,84 +8,97 @@
 /// treated as informative, best-effort, supplemental data.
 ///
 /// Generated from proto `k8s.io.api.events.v1beta1.Event`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Event {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// eventTime is the time when this Event was first observed. It is required.
-    #[serde(rename = "eventTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub event_time: Option<::kapi_apimachinery::MicroTime>,
     /// series is data about the Event series this event represents or nil if it's a singleton Event.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<crate::api::events::v1beta1::EventSeries>,
     /// reportingController is the name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.
     /// This field cannot be empty for new Events.
     /// +optional
-    #[serde(rename = "reportingController", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reporting_controller: Option<String>,
     /// reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`.
     /// This field cannot be empty for new Events and it can have at most 128 characters.
     /// +optional
-    #[serde(rename = "reportingInstance", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reporting_instance: Option<String>,
     /// action is what action was taken/failed regarding to the regarding object. It is machine-readable.
     /// This field can have at most 128 characters.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub action: Option<String>,
     /// reason is why the action was taken. It is human-readable.
     /// This field can have at most 128 characters.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// regarding contains the object this Event is about. In most cases it's an Object reporting controller
     /// implements, e.g. ReplicaSetController implements ReplicaSets and this event is emitted because
     /// it acts on some changes in a ReplicaSet object.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub regarding: Option<crate::api::core::v1::ObjectReference>,
     /// related is the optional secondary object for more complex actions. E.g. when regarding object triggers
     /// a creation or deletion of related object.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub related: Option<crate::api::core::v1::ObjectReference>,
     /// note is a human-readable description of the status of this operation.
     /// Maximal length of the note is 1kB, but libraries should be prepared to
     /// handle values up to 64kB.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub note: Option<String>,
     /// type is the type of this event (Normal, Warning), new types could be added in the future.
     /// It is machine-readable.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// deprecatedSource is the deprecated field assuring backward compatibility with core.v1 Event type.
     /// +optional
-    #[serde(rename = "deprecatedSource", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub deprecated_source: Option<crate::api::core::v1::EventSource>,
     /// deprecatedFirstTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
     /// +optional
-    #[serde(rename = "deprecatedFirstTimestamp", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub deprecated_first_timestamp: Option<::kapi_apimachinery::Time>,
     /// deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
     /// +optional
-    #[serde(rename = "deprecatedLastTimestamp", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub deprecated_last_timestamp: Option<::kapi_apimachinery::Time>,
     /// deprecatedCount is the deprecated field assuring backward compatibility with core.v1 Event type.
     /// +optional
-    #[serde(rename = "deprecatedCount", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub deprecated_count: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Event {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("eventTime"); ::kapi_apimachinery::go::opt_or_default(&self.event_time, w);
+        if !Option::is_none(&self.series) { w.field("series"); ::kapi_apimachinery::write::WriteJson::write_json(&self.series, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reporting_controller) { w.field("reportingController"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reporting_controller, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reporting_instance) { w.field("reportingInstance"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reporting_instance, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.action) { w.field("action"); ::kapi_apimachinery::write::WriteJson::write_json(&self.action, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        w.field("regarding"); ::kapi_apimachinery::go::opt_or_default(&self.regarding, w);
+        if !Option::is_none(&self.related) { w.field("related"); ::kapi_apimachinery::write::WriteJson::write_json(&self.related, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.note) { w.field("note"); ::kapi_apimachinery::write::WriteJson::write_json(&self.note, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        w.field("deprecatedSource"); ::kapi_apimachinery::go::opt_or_default(&self.deprecated_source, w);
+        w.field("deprecatedFirstTimestamp"); ::kapi_apimachinery::go::opt_or_default(&self.deprecated_first_timestamp, w);
+        w.field("deprecatedLastTimestamp"); ::kapi_apimachinery::go::opt_or_default(&self.deprecated_last_timestamp, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.deprecated_count) { w.field("deprecatedCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.deprecated_count, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Event {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Event {
@@ -149,22 +162,35 @@ impl<'de> ::serde::Deserialize<'de> for Event {
 /// EventList is a list of Event objects.
 ///
 /// Generated from proto `k8s.io.api.events.v1beta1.EventList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EventList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a list of schema objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::events::v1beta1::Event>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EventList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EventList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EventList {
@@ -203,14 +229,27 @@ impl<'de> ::serde::Deserialize<'de> for EventList {
 /// continuously for some time.
 ///
 /// Generated from proto `k8s.io.api.events.v1beta1.EventSeries`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EventSeries {
     /// count is the number of occurrences in this series up to the last heartbeat time.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub count: Option<i32>,
     /// lastObservedTime is the time when last Event from the series was seen before last heartbeat.
-    #[serde(rename = "lastObservedTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_observed_time: Option<::kapi_apimachinery::MicroTime>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for EventSeries {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("count"); ::kapi_apimachinery::go::opt_or_default(&self.count, w);
+        w.field("lastObservedTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_observed_time, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for EventSeries {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for EventSeries {

@@ -5,23 +5,19 @@
 /// DaemonSet represents the configuration of a daemon set.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DaemonSet`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DaemonSet {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// The desired behavior of this daemon set.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::extensions::v1beta1::DaemonSetSpec>,
     /// The current status of this daemon set. This data may be
     /// out of date by some window of time.
@@ -29,8 +25,25 @@ pub struct DaemonSet {
     /// Read-only.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::extensions::v1beta1::DaemonSetStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DaemonSet {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DaemonSet {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DaemonSet {
@@ -70,26 +83,39 @@ impl<'de> ::serde::Deserialize<'de> for DaemonSet {
 /// DaemonSetCondition describes the state of a DaemonSet at a certain point.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DaemonSetCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DaemonSetCondition {
     /// Type of DaemonSet condition.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// Status of the condition, one of True, False, Unknown.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// Last time the condition transitioned from one status to another.
     /// +optional
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// The reason for the condition's last transition.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human readable message indicating details about the transition.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DaemonSetCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::go::opt_or_default(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DaemonSetCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DaemonSetCondition {
@@ -129,22 +155,35 @@ impl<'de> ::serde::Deserialize<'de> for DaemonSetCondition {
 /// DaemonSetList is a collection of daemon sets.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DaemonSetList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DaemonSetList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// A list of daemon sets.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::extensions::v1beta1::DaemonSet>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DaemonSetList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DaemonSetList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DaemonSetList {
@@ -182,45 +221,58 @@ impl<'de> ::serde::Deserialize<'de> for DaemonSetList {
 /// DaemonSetSpec is the specification of a daemon set.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DaemonSetSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DaemonSetSpec {
     /// A label query over pods that are managed by the daemon set.
     /// Must match in order to be controlled.
     /// If empty, defaulted to labels on Pod template.
     /// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// An object that describes the pod that will be created.
     /// The DaemonSet will create exactly one copy of this pod on every node
     /// that matches the template's node selector (or on every node if no node
     /// selector is specified).
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
     /// An update strategy to replace existing DaemonSet pods with new pods.
     /// +optional
-    #[serde(rename = "updateStrategy", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub update_strategy: Option<crate::api::extensions::v1beta1::DaemonSetUpdateStrategy>,
     /// The minimum number of seconds for which a newly created DaemonSet pod should
     /// be ready without any of its container crashing, for it to be considered
     /// available. Defaults to 0 (pod will be considered available as soon as it
     /// is ready).
     /// +optional
-    #[serde(rename = "minReadySeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub min_ready_seconds: Option<i32>,
     /// DEPRECATED.
     /// A sequence number representing a specific generation of the template.
     /// Populated by the system. It can be set only during the creation.
     /// +optional
-    #[serde(rename = "templateGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub template_generation: Option<i64>,
     /// The number of old history to retain to allow rollback.
     /// This is a pointer to distinguish between explicit zero and not specified.
     /// Defaults to 10.
     /// +optional
-    #[serde(rename = "revisionHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DaemonSetSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        w.field("template"); ::kapi_apimachinery::go::opt_or_default(&self.template, w);
+        w.field("updateStrategy"); ::kapi_apimachinery::go::opt_or_default(&self.update_strategy, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.min_ready_seconds) { w.field("minReadySeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_ready_seconds, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.template_generation) { w.field("templateGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.template_generation, w); }
+        if !Option::is_none(&self.revision_history_limit) { w.field("revisionHistoryLimit"); ::kapi_apimachinery::write::WriteJson::write_json(&self.revision_history_limit, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DaemonSetSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DaemonSetSpec {
@@ -262,52 +314,43 @@ impl<'de> ::serde::Deserialize<'de> for DaemonSetSpec {
 /// DaemonSetStatus represents the current status of a daemon set.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DaemonSetStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DaemonSetStatus {
     /// The number of nodes that are running at least 1
     /// daemon pod and are supposed to run the daemon pod.
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
-    #[serde(rename = "currentNumberScheduled", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_number_scheduled: Option<i32>,
     /// The number of nodes that are running the daemon pod, but are
     /// not supposed to run the daemon pod.
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
-    #[serde(rename = "numberMisscheduled", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub number_misscheduled: Option<i32>,
     /// The total number of nodes that should be running the daemon
     /// pod (including nodes correctly running the daemon pod).
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/
-    #[serde(rename = "desiredNumberScheduled", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub desired_number_scheduled: Option<i32>,
     /// The number of nodes that should be running the daemon pod and have one
     /// or more of the daemon pod running and ready.
-    #[serde(rename = "numberReady", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub number_ready: Option<i32>,
     /// The most recent generation observed by the daemon set controller.
     /// +optional
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// The total number of nodes that are running updated daemon pod
     /// +optional
-    #[serde(rename = "updatedNumberScheduled", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub updated_number_scheduled: Option<i32>,
     /// The number of nodes that should be running the
     /// daemon pod and have one or more of the daemon pod running and
     /// available (ready for at least spec.minReadySeconds)
     /// +optional
-    #[serde(rename = "numberAvailable", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub number_available: Option<i32>,
     /// The number of nodes that should be running the
     /// daemon pod and have none of the daemon pod running and available
     /// (ready for at least spec.minReadySeconds)
     /// +optional
-    #[serde(rename = "numberUnavailable", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub number_unavailable: Option<i32>,
     /// Count of hash collisions for the DaemonSet. The DaemonSet controller
     /// uses this field as a collision avoidance mechanism when it needs to
     /// create the name for the newest ControllerRevision.
     /// +optional
-    #[serde(rename = "collisionCount", skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
     /// Represents the latest available observations of a DaemonSet's current state.
     /// +optional
@@ -315,8 +358,30 @@ pub struct DaemonSetStatus {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=type
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::extensions::v1beta1::DaemonSetCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DaemonSetStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("currentNumberScheduled"); ::kapi_apimachinery::go::opt_or_default(&self.current_number_scheduled, w);
+        w.field("numberMisscheduled"); ::kapi_apimachinery::go::opt_or_default(&self.number_misscheduled, w);
+        w.field("desiredNumberScheduled"); ::kapi_apimachinery::go::opt_or_default(&self.desired_number_scheduled, w);
+        w.field("numberReady"); ::kapi_apimachinery::go::opt_or_default(&self.number_ready, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.updated_number_scheduled) { w.field("updatedNumberScheduled"); ::kapi_apimachinery::write::WriteJson::write_json(&self.updated_number_scheduled, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.number_available) { w.field("numberAvailable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.number_available, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.number_unavailable) { w.field("numberUnavailable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.number_unavailable, w); }
+        if !Option::is_none(&self.collision_count) { w.field("collisionCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.collision_count, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DaemonSetStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DaemonSetStatus {
@@ -368,12 +433,11 @@ impl<'de> ::serde::Deserialize<'de> for DaemonSetStatus {
 /// necessary to perform the update for the indicated strategy.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DaemonSetUpdateStrategy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DaemonSetUpdateStrategy {
     /// Type of daemon set update. Can be "RollingUpdate" or "OnDelete".
     /// Default is OnDelete.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// Rolling update config params. Present only if type = "RollingUpdate".
     /// ---
@@ -381,8 +445,22 @@ pub struct DaemonSetUpdateStrategy {
     /// to be. Same as Deployment `strategy.rollingUpdate`.
     /// See https://github.com/kubernetes/kubernetes/issues/35345
     /// +optional
-    #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<crate::api::extensions::v1beta1::RollingUpdateDaemonSet>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DaemonSetUpdateStrategy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        if !Option::is_none(&self.rolling_update) { w.field("rollingUpdate"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rolling_update, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DaemonSetUpdateStrategy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DaemonSetUpdateStrategy {
@@ -418,26 +496,39 @@ impl<'de> ::serde::Deserialize<'de> for DaemonSetUpdateStrategy {
 /// Deployment enables declarative updates for Pods and ReplicaSets.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.Deployment`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Deployment {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of the Deployment.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::extensions::v1beta1::DeploymentSpec>,
     /// Most recently observed status of the Deployment.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::extensions::v1beta1::DeploymentStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Deployment {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Deployment {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Deployment {
@@ -477,26 +568,39 @@ impl<'de> ::serde::Deserialize<'de> for Deployment {
 /// DeploymentCondition describes the state of a deployment at a certain point.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DeploymentCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentCondition {
     /// Type of deployment condition.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// Status of the condition, one of True, False, Unknown.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// The last time this condition was updated.
-    #[serde(rename = "lastUpdateTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_update_time: Option<::kapi_apimachinery::Time>,
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// The reason for the condition's last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human readable message indicating details about the transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeploymentCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::go::opt_or_default(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.field("lastUpdateTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_update_time, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeploymentCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeploymentCondition {
@@ -538,21 +642,34 @@ impl<'de> ::serde::Deserialize<'de> for DeploymentCondition {
 /// DeploymentList is a list of Deployments.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DeploymentList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of Deployments.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::extensions::v1beta1::Deployment>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeploymentList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeploymentList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeploymentList {
@@ -591,24 +708,37 @@ impl<'de> ::serde::Deserialize<'de> for DeploymentList {
 /// DeploymentRollback stores the information required to rollback a deployment.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DeploymentRollback`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentRollback {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Required: This must match the Name of a deployment.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// The annotations to be updated to a deployment
     /// +optional
-    #[serde(rename = "updatedAnnotations", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub updated_annotations: ::std::collections::BTreeMap<String, String>,
     /// The config of this deployment rollback.
-    #[serde(rename = "rollbackTo", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub rollback_to: Option<crate::api::extensions::v1beta1::RollbackConfig>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeploymentRollback {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        if !::std::collections::BTreeMap::is_empty(&self.updated_annotations) { w.field("updatedAnnotations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.updated_annotations, w); }
+        w.field("rollbackTo"); ::kapi_apimachinery::go::opt_or_default(&self.rollback_to, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeploymentRollback {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeploymentRollback {
@@ -648,48 +778,40 @@ impl<'de> ::serde::Deserialize<'de> for DeploymentRollback {
 /// DeploymentSpec is the specification of the desired behavior of the Deployment.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DeploymentSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentSpec {
     /// Number of desired pods. This is a pointer to distinguish between explicit
     /// zero and not specified. Defaults to 1.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// Label selector for pods. Existing ReplicaSets whose pods are
     /// selected by this will be the ones affected by this deployment.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// Template describes the pods that will be created.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
     /// The deployment strategy to use to replace existing pods with new ones.
     /// +optional
     /// +patchStrategy=retainKeys
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub strategy: Option<crate::api::extensions::v1beta1::DeploymentStrategy>,
     /// Minimum number of seconds for which a newly created pod should be ready
     /// without any of its container crashing, for it to be considered available.
     /// Defaults to 0 (pod will be considered available as soon as it is ready)
     /// +optional
-    #[serde(rename = "minReadySeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub min_ready_seconds: Option<i32>,
     /// The number of old ReplicaSets to retain to allow rollback.
     /// This is a pointer to distinguish between explicit zero and not specified.
     /// This is set to the max value of int32 (i.e. 2147483647) by default, which
     /// means "retaining all old ReplicaSets".
     /// +optional
-    #[serde(rename = "revisionHistoryLimit", skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<i32>,
     /// Indicates that the deployment is paused and will not be processed by the
     /// deployment controller.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub paused: Option<bool>,
     /// DEPRECATED.
     /// The config this deployment is rolling back to. Will be cleared after rollback is done.
     /// +optional
-    #[serde(rename = "rollbackTo", skip_serializing_if = "Option::is_none")]
     pub rollback_to: Option<crate::api::extensions::v1beta1::RollbackConfig>,
     /// The maximum time in seconds for a deployment to make progress before it
     /// is considered to be failed. The deployment controller will continue to
@@ -698,8 +820,29 @@ pub struct DeploymentSpec {
     /// not be estimated during the time a deployment is paused. This is set to
     /// the max value of int32 (i.e. 2147483647) by default, which means "no deadline".
     /// +optional
-    #[serde(rename = "progressDeadlineSeconds", skip_serializing_if = "Option::is_none")]
     pub progress_deadline_seconds: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeploymentSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.replicas) { w.field("replicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.replicas, w); }
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        w.field("template"); ::kapi_apimachinery::go::opt_or_default(&self.template, w);
+        w.field("strategy"); ::kapi_apimachinery::go::opt_or_default(&self.strategy, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.min_ready_seconds) { w.field("minReadySeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_ready_seconds, w); }
+        if !Option::is_none(&self.revision_history_limit) { w.field("revisionHistoryLimit"); ::kapi_apimachinery::write::WriteJson::write_json(&self.revision_history_limit, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.paused) { w.field("paused"); ::kapi_apimachinery::write::WriteJson::write_json(&self.paused, w); }
+        if !Option::is_none(&self.rollback_to) { w.field("rollbackTo"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rollback_to, w); }
+        if !Option::is_none(&self.progress_deadline_seconds) { w.field("progressDeadlineSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.progress_deadline_seconds, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeploymentSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeploymentSpec {
@@ -747,54 +890,67 @@ impl<'de> ::serde::Deserialize<'de> for DeploymentSpec {
 /// DeploymentStatus is the most recently observed status of the Deployment.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DeploymentStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentStatus {
     /// The generation observed by the deployment controller.
     /// +optional
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// Total number of non-terminating pods targeted by this deployment (their labels match the selector).
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub replicas: Option<i32>,
     /// Total number of non-terminating pods targeted by this deployment that have the desired template spec.
     /// +optional
-    #[serde(rename = "updatedReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub updated_replicas: Option<i32>,
     /// Total number of non-terminating pods targeted by this Deployment with a Ready Condition.
     /// +optional
-    #[serde(rename = "readyReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ready_replicas: Option<i32>,
     /// Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.
     /// +optional
-    #[serde(rename = "availableReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub available_replicas: Option<i32>,
     /// Total number of unavailable pods targeted by this deployment. This is the total number of
     /// pods that are still required for the deployment to have 100% available capacity. They may
     /// either be pods that are running but not yet available or pods that still have not been created.
     /// +optional
-    #[serde(rename = "unavailableReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub unavailable_replicas: Option<i32>,
     /// Total number of terminating pods targeted by this deployment. Terminating pods have a non-null
     /// .metadata.deletionTimestamp and have not yet reached the Failed or Succeeded .status.phase.
     ///
     /// This is a beta field and requires enabling DeploymentReplicaSetTerminatingReplicas feature (enabled by default).
     /// +optional
-    #[serde(rename = "terminatingReplicas", skip_serializing_if = "Option::is_none")]
     pub terminating_replicas: Option<i32>,
     /// Represents the latest available observations of a deployment's current state.
     /// +patchMergeKey=type
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=type
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::extensions::v1beta1::DeploymentCondition>,
     /// Count of hash collisions for the Deployment. The Deployment controller uses this
     /// field as a collision avoidance mechanism when it needs to create the name for the
     /// newest ReplicaSet.
     /// +optional
-    #[serde(rename = "collisionCount", skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeploymentStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.replicas) { w.field("replicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.updated_replicas) { w.field("updatedReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.updated_replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.ready_replicas) { w.field("readyReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ready_replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.available_replicas) { w.field("availableReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.available_replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.unavailable_replicas) { w.field("unavailableReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.unavailable_replicas, w); }
+        if !Option::is_none(&self.terminating_replicas) { w.field("terminatingReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.terminating_replicas, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !Option::is_none(&self.collision_count) { w.field("collisionCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.collision_count, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeploymentStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeploymentStatus {
@@ -842,11 +998,10 @@ impl<'de> ::serde::Deserialize<'de> for DeploymentStatus {
 /// DeploymentStrategy describes how to replace existing pods with new ones.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.DeploymentStrategy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeploymentStrategy {
     /// Type of deployment. Can be "Recreate" or "RollingUpdate". Default is RollingUpdate.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// Rolling update config params. Present only if DeploymentStrategyType =
     /// RollingUpdate.
@@ -854,8 +1009,22 @@ pub struct DeploymentStrategy {
     /// TODO: Update this to follow our convention for oneOf, whatever we decide it
     /// to be.
     /// +optional
-    #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<crate::api::extensions::v1beta1::RollingUpdateDeployment>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeploymentStrategy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        if !Option::is_none(&self.rolling_update) { w.field("rollingUpdate"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rolling_update, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeploymentStrategy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeploymentStrategy {
@@ -890,14 +1059,13 @@ impl<'de> ::serde::Deserialize<'de> for DeploymentStrategy {
 /// path are forwarded to the backend.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.HTTPIngressPath`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HTTPIngressPath {
     /// Path is matched against the path of an incoming request. Currently it can
     /// contain characters disallowed from the conventional "path" part of a URL
     /// as defined by RFC 3986. Paths must begin with a '/'. When unspecified,
     /// all paths from incoming requests are matched.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
     /// PathType determines the interpretation of the Path matching. PathType can
     /// be one of the following values:
@@ -914,12 +1082,26 @@ pub struct HTTPIngressPath {
     ///   or treat it identically to Prefix or Exact path types.
     /// Implementations are required to support all path types.
     /// Defaults to ImplementationSpecific.
-    #[serde(rename = "pathType", skip_serializing_if = "Option::is_none")]
     pub path_type: Option<String>,
     /// Backend defines the referenced service endpoint to which the traffic
     /// will be forwarded to.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub backend: Option<crate::api::extensions::v1beta1::IngressBackend>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HTTPIngressPath {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        if !Option::is_none(&self.path_type) { w.field("pathType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path_type, w); }
+        w.field("backend"); ::kapi_apimachinery::go::opt_or_default(&self.backend, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HTTPIngressPath {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HTTPIngressPath {
@@ -959,12 +1141,25 @@ impl<'de> ::serde::Deserialize<'de> for HTTPIngressPath {
 /// or '#'.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.HTTPIngressRuleValue`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HTTPIngressRuleValue {
     /// A collection of paths that map requests to backends.
     /// +listType=atomic
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub paths: Vec<crate::api::extensions::v1beta1::HTTPIngressPath>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HTTPIngressRuleValue {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("paths"); ::kapi_apimachinery::go::vec_or_null(&self.paths, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HTTPIngressRuleValue {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HTTPIngressRuleValue {
@@ -999,21 +1194,34 @@ impl<'de> ::serde::Deserialize<'de> for HTTPIngressRuleValue {
 /// that should not be included within this rule.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IPBlock`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IPBlock {
     /// CIDR is a string representing the IP Block
     /// Valid examples are "192.168.1.0/24" or "2001:db8::/64"
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub cidr: Option<String>,
     /// Except is a slice of CIDRs that should not be included within an IP Block
     /// Valid examples are "192.168.1.0/24" or "2001:db8::/64"
     /// Except values will be rejected if they are outside the CIDR range
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub except: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IPBlock {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("cidr"); ::kapi_apimachinery::go::opt_or_default(&self.cidr, w);
+        if !Vec::is_empty(&self.except) { w.field("except"); ::kapi_apimachinery::write::WriteJson::write_json(&self.except, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IPBlock {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IPBlock {
@@ -1051,29 +1259,42 @@ impl<'de> ::serde::Deserialize<'de> for IPBlock {
 /// DEPRECATED - This group version of Ingress is deprecated by networking.k8s.io/v1beta1 Ingress. See the release notes for more information.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.Ingress`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Ingress {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec is the desired state of the Ingress.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::extensions::v1beta1::IngressSpec>,
     /// Status is the current state of the Ingress.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::extensions::v1beta1::IngressStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Ingress {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Ingress {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Ingress {
@@ -1113,22 +1334,35 @@ impl<'de> ::serde::Deserialize<'de> for Ingress {
 /// IngressBackend describes all endpoints for a given service and port.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressBackend`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressBackend {
     /// Specifies the name of the referenced service.
     /// +optional
-    #[serde(rename = "serviceName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub service_name: Option<String>,
     /// Specifies the port of the referenced service.
     /// +optional
-    #[serde(rename = "servicePort", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub service_port: Option<::kapi_apimachinery::IntOrString>,
     /// Resource is an ObjectRef to another Kubernetes resource in the namespace
     /// of the Ingress object. If resource is specified, serviceName and servicePort
     /// must not be specified.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::api::core::v1::TypedLocalObjectReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressBackend {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.service_name) { w.field("serviceName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_name, w); }
+        w.field("servicePort"); ::kapi_apimachinery::go::opt_or_default(&self.service_port, w);
+        if !Option::is_none(&self.resource) { w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressBackend {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressBackend {
@@ -1164,22 +1398,35 @@ impl<'de> ::serde::Deserialize<'de> for IngressBackend {
 /// IngressList is a collection of Ingress.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of Ingress.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::extensions::v1beta1::Ingress>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressList {
@@ -1217,21 +1464,34 @@ impl<'de> ::serde::Deserialize<'de> for IngressList {
 /// IngressLoadBalancerIngress represents the status of a load-balancer ingress point.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressLoadBalancerIngress`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressLoadBalancerIngress {
     /// IP is set for load-balancer ingress points that are IP based.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ip: Option<String>,
     /// Hostname is set for load-balancer ingress points that are DNS based.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub hostname: Option<String>,
     /// Ports provides information about the ports exposed by this LoadBalancer.
     /// +listType=atomic
     /// +optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::extensions::v1beta1::IngressPortStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressLoadBalancerIngress {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.ip) { w.field("ip"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ip, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.hostname) { w.field("hostname"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hostname, w); }
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressLoadBalancerIngress {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressLoadBalancerIngress {
@@ -1267,13 +1527,26 @@ impl<'de> ::serde::Deserialize<'de> for IngressLoadBalancerIngress {
 /// LoadBalancerStatus represents the status of a load-balancer.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressLoadBalancerStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressLoadBalancerStatus {
     /// Ingress is a list containing ingress points for the load-balancer.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ingress: Vec<crate::api::extensions::v1beta1::IngressLoadBalancerIngress>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressLoadBalancerStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.ingress) { w.field("ingress"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ingress, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressLoadBalancerStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressLoadBalancerStatus {
@@ -1305,14 +1578,12 @@ impl<'de> ::serde::Deserialize<'de> for IngressLoadBalancerStatus {
 /// IngressPortStatus represents the error condition of a service port
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressPortStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressPortStatus {
     /// Port is the port number of the ingress port.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub port: Option<i32>,
     /// Protocol is the protocol of the ingress port.
     /// The supported values are: "TCP", "UDP", "SCTP"
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub protocol: Option<String>,
     /// Error is to record the problem with the service port
     /// The format of the error shall comply with the following rules:
@@ -1326,8 +1597,23 @@ pub struct IngressPortStatus {
     /// +kubebuilder:validation:Required
     /// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`
     /// +kubebuilder:validation:MaxLength=316
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressPortStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("port"); ::kapi_apimachinery::go::opt_or_default(&self.port, w);
+        w.field("protocol"); ::kapi_apimachinery::go::opt_or_default(&self.protocol, w);
+        if !Option::is_none(&self.error) { w.field("error"); ::kapi_apimachinery::write::WriteJson::write_json(&self.error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressPortStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressPortStatus {
@@ -1365,7 +1651,7 @@ impl<'de> ::serde::Deserialize<'de> for IngressPortStatus {
 /// match, then routed to the backend associated with the matching IngressRuleValue.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressRule {
     /// Host is the fully qualified domain name of a network host, as defined by RFC 3986.
     /// Note the following deviations from the "host" part of the
@@ -1390,7 +1676,6 @@ pub struct IngressRule {
     /// 2. If Host is a wildcard, then the request matches this rule if the http host header
     /// is to equal to the suffix (removing the first label) of the wildcard rule.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host: Option<String>,
     /// http is a list of http selectors pointing to backends.
     /// A path is matched against the path of an incoming request. Currently it can
@@ -1398,8 +1683,22 @@ pub struct IngressRule {
     /// as defined by RFC 3986. Paths must begin with a '/'.
     /// A backend defines the referenced service endpoint to which the traffic
     /// will be forwarded to.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub http: Option<crate::api::extensions::v1beta1::HTTPIngressRuleValue>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.host) { w.field("host"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host, w); }
+        if !Option::is_none(&self.http) { w.field("http"); ::kapi_apimachinery::write::WriteJson::write_json(&self.http, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressRule {
@@ -1436,7 +1735,7 @@ impl<'de> ::serde::Deserialize<'de> for IngressRule {
 /// one of the following must be set.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressRuleValue`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressRuleValue {
     /// http is a list of http selectors pointing to backends.
     /// A path is matched against the path of an incoming request. Currently it can
@@ -1444,8 +1743,21 @@ pub struct IngressRuleValue {
     /// as defined by RFC 3986. Paths must begin with a '/'.
     /// A backend defines the referenced service endpoint to which the traffic
     /// will be forwarded to.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub http: Option<crate::api::extensions::v1beta1::HTTPIngressRuleValue>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressRuleValue {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.http) { w.field("http"); ::kapi_apimachinery::write::WriteJson::write_json(&self.http, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressRuleValue {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressRuleValue {
@@ -1477,7 +1789,7 @@ impl<'de> ::serde::Deserialize<'de> for IngressRuleValue {
 /// IngressSpec describes the Ingress the user wishes to exist.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressSpec {
     /// IngressClassName is the name of the IngressClass cluster resource. The
     /// associated IngressClass defines which controller will implement the
@@ -1490,14 +1802,12 @@ pub struct IngressSpec {
     /// be used to set a default value for this field. For more information,
     /// refer to the IngressClass documentation.
     /// +optional
-    #[serde(rename = "ingressClassName", skip_serializing_if = "Option::is_none")]
     pub ingress_class_name: Option<String>,
     /// A default backend capable of servicing requests that don't match any
     /// rule. At least one of 'backend' or 'rules' must be specified. This field
     /// is optional to allow the loadbalancer controller or defaulting logic to
     /// specify a global default.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub backend: Option<crate::api::extensions::v1beta1::IngressBackend>,
     /// TLS configuration. Currently the Ingress only supports a single TLS
     /// port, 443. If multiple members of this list specify different hosts, they
@@ -1506,14 +1816,29 @@ pub struct IngressSpec {
     /// ingress supports SNI.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tls: Vec<crate::api::extensions::v1beta1::IngressTLS>,
     /// A list of host rules used to configure the Ingress. If unspecified, or
     /// no rule matches, all traffic is sent to the default backend.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<crate::api::extensions::v1beta1::IngressRule>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.ingress_class_name) { w.field("ingressClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ingress_class_name, w); }
+        if !Option::is_none(&self.backend) { w.field("backend"); ::kapi_apimachinery::write::WriteJson::write_json(&self.backend, w); }
+        if !Vec::is_empty(&self.tls) { w.field("tls"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tls, w); }
+        if !Vec::is_empty(&self.rules) { w.field("rules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rules, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressSpec {
@@ -1551,12 +1876,25 @@ impl<'de> ::serde::Deserialize<'de> for IngressSpec {
 /// IngressStatus describe the current state of the Ingress.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressStatus {
     /// LoadBalancer contains the current status of the load-balancer.
     /// +optional
-    #[serde(rename = "loadBalancer", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub load_balancer: Option<crate::api::extensions::v1beta1::IngressLoadBalancerStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("loadBalancer"); ::kapi_apimachinery::go::opt_or_default(&self.load_balancer, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressStatus {
@@ -1588,7 +1926,7 @@ impl<'de> ::serde::Deserialize<'de> for IngressStatus {
 /// IngressTLS describes the transport layer security associated with an Ingress.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.IngressTLS`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressTLS {
     /// Hosts are a list of hosts included in the TLS certificate. The values in
     /// this list must match the name/s used in the tlsSecret. Defaults to the
@@ -1596,7 +1934,6 @@ pub struct IngressTLS {
     /// Ingress, if left unspecified.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
     /// SecretName is the name of the secret used to terminate SSL traffic on 443.
     /// Field is left optional to allow SSL routing based on SNI hostname alone.
@@ -1604,8 +1941,22 @@ pub struct IngressTLS {
     /// by an IngressRule, the SNI host is used for termination and value of the
     /// Host header is used for routing.
     /// +optional
-    #[serde(rename = "secretName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub secret_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressTLS {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.hosts) { w.field("hosts"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hosts, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.secret_name) { w.field("secretName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressTLS {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressTLS {
@@ -1640,23 +1991,36 @@ impl<'de> ::serde::Deserialize<'de> for IngressTLS {
 /// NetworkPolicy describes what network traffic is allowed for a set of Pods
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.NetworkPolicy`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicy {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior for this NetworkPolicy.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::extensions::v1beta1::NetworkPolicySpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicy {
@@ -1697,7 +2061,7 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicy {
 /// This type is beta-level in 1.8
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.NetworkPolicyEgressRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyEgressRule {
     /// List of destination ports for outgoing traffic.
     /// Each item in this list is combined using a logical OR. If this field is
@@ -1706,7 +2070,6 @@ pub struct NetworkPolicyEgressRule {
     /// traffic only if the traffic matches at least one port in the list.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::extensions::v1beta1::NetworkPolicyPort>,
     /// List of destinations for outgoing traffic of pods selected for this rule.
     /// Items in this list are combined using a logical OR operation. If this field is
@@ -1716,8 +2079,22 @@ pub struct NetworkPolicyEgressRule {
     /// +optional
     /// +listType=atomic
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub to: Vec<crate::api::extensions::v1beta1::NetworkPolicyPeer>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicyEgressRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        if !Vec::is_empty(&self.to) { w.field("to"); ::kapi_apimachinery::write::WriteJson::write_json(&self.to, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicyEgressRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyEgressRule {
@@ -1752,7 +2129,7 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicyEgressRule {
 /// This NetworkPolicyIngressRule matches traffic if and only if the traffic matches both ports AND from.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.NetworkPolicyIngressRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyIngressRule {
     /// List of ports which should be made accessible on the pods selected for this rule.
     /// Each item in this list is combined using a logical OR.
@@ -1761,7 +2138,6 @@ pub struct NetworkPolicyIngressRule {
     /// only if the traffic matches at least one port in the list.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::extensions::v1beta1::NetworkPolicyPort>,
     /// List of sources which should be able to access the pods selected for this rule.
     /// Items in this list are combined using a logical OR operation.
@@ -1771,8 +2147,22 @@ pub struct NetworkPolicyIngressRule {
     /// +optional
     /// +listType=atomic
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub from: Vec<crate::api::extensions::v1beta1::NetworkPolicyPeer>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicyIngressRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        if !Vec::is_empty(&self.from) { w.field("from"); ::kapi_apimachinery::write::WriteJson::write_json(&self.from, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicyIngressRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyIngressRule {
@@ -1807,22 +2197,35 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicyIngressRule {
 /// Network Policy List is a list of NetworkPolicy objects.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.NetworkPolicyList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is a list of schema objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::extensions::v1beta1::NetworkPolicy>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicyList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicyList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyList {
@@ -1860,7 +2263,7 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicyList {
 /// DEPRECATED 1.9 - This group version of NetworkPolicyPeer is deprecated by networking/v1/NetworkPolicyPeer.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.NetworkPolicyPeer`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyPeer {
     /// This is a label selector which selects Pods. This field follows standard label
     /// selector semantics; if present but empty, it selects all pods.
@@ -1869,7 +2272,6 @@ pub struct NetworkPolicyPeer {
     /// the Pods matching PodSelector in the Namespaces selected by NamespaceSelector.
     /// Otherwise it selects the Pods matching PodSelector in the policy's own Namespace.
     /// +optional
-    #[serde(rename = "podSelector", skip_serializing_if = "Option::is_none")]
     pub pod_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// Selects Namespaces using cluster-scoped labels. This field follows standard label
     /// selector semantics; if present but empty, it selects all namespaces.
@@ -1878,14 +2280,28 @@ pub struct NetworkPolicyPeer {
     /// the Pods matching PodSelector in the Namespaces selected by NamespaceSelector.
     /// Otherwise it selects all Pods in the Namespaces selected by NamespaceSelector.
     /// +optional
-    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// IPBlock defines policy on a particular IPBlock. If this field is set then
     /// neither of the other fields can be.
     /// +optional
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(rename = "ipBlock", skip_serializing_if = "Option::is_none")]
     pub ip_block: Option<crate::api::extensions::v1beta1::IPBlock>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicyPeer {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.pod_selector) { w.field("podSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_selector, w); }
+        if !Option::is_none(&self.namespace_selector) { w.field("namespaceSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace_selector, w); }
+        if !Option::is_none(&self.ip_block) { w.field("ipBlock"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ip_block, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicyPeer {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyPeer {
@@ -1921,27 +2337,40 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicyPeer {
 /// DEPRECATED 1.9 - This group version of NetworkPolicyPort is deprecated by networking/v1/NetworkPolicyPort.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.NetworkPolicyPort`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyPort {
     /// Optional.  The protocol (TCP, UDP, or SCTP) which traffic must match.
     /// If not specified, this field defaults to TCP.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// The port on the given protocol. This can either be a numerical or named
     /// port on a pod. If this field is not provided, this matches all port names and
     /// numbers.
     /// If present, only traffic on the specified protocol AND port will be matched.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<::kapi_apimachinery::IntOrString>,
     /// If set, indicates that the range of ports from port to endPort, inclusive,
     /// should be allowed by the policy. This field cannot be defined if the port field
     /// is not defined or if the port field is defined as a named (string) port.
     /// The endPort must be equal or greater than port.
     /// +optional
-    #[serde(rename = "endPort", skip_serializing_if = "Option::is_none")]
     pub end_port: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicyPort {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.protocol) { w.field("protocol"); ::kapi_apimachinery::write::WriteJson::write_json(&self.protocol, w); }
+        if !Option::is_none(&self.port) { w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w); }
+        if !Option::is_none(&self.end_port) { w.field("endPort"); ::kapi_apimachinery::write::WriteJson::write_json(&self.end_port, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicyPort {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyPort {
@@ -1977,14 +2406,13 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicyPort {
 /// DEPRECATED 1.9 - This group version of NetworkPolicySpec is deprecated by networking/v1/NetworkPolicySpec.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.NetworkPolicySpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicySpec {
     /// Selects the pods to which this NetworkPolicy object applies.  The array of ingress rules
     /// is applied to any pods selected by this field. Multiple network policies can select the
     /// same set of pods.  In this case, the ingress rules for each are combined additively.
     /// This field is NOT optional and follows standard label selector semantics.
     /// An empty podSelector matches all pods in this namespace.
-    #[serde(rename = "podSelector", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub pod_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// List of ingress rules to be applied to the selected pods.
     /// Traffic is allowed to a pod if there are no NetworkPolicies selecting the pod
@@ -1996,7 +2424,6 @@ pub struct NetworkPolicySpec {
     /// +optional
     /// +listType=atomic
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ingress: Vec<crate::api::extensions::v1beta1::NetworkPolicyIngressRule>,
     /// List of egress rules to be applied to the selected pods. Outgoing traffic is
     /// allowed if there are no NetworkPolicies selecting the pod (and cluster policy
@@ -2008,7 +2435,6 @@ pub struct NetworkPolicySpec {
     /// +optional
     /// +listType=atomic
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub egress: Vec<crate::api::extensions::v1beta1::NetworkPolicyEgressRule>,
     /// List of rule types that the NetworkPolicy relates to.
     /// Valid options are ["Ingress"], ["Egress"], or ["Ingress", "Egress"].
@@ -2022,8 +2448,24 @@ pub struct NetworkPolicySpec {
     /// This field is beta-level in 1.8
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "policyTypes", skip_serializing_if = "Vec::is_empty")]
     pub policy_types: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicySpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("podSelector"); ::kapi_apimachinery::go::opt_or_default(&self.pod_selector, w);
+        if !Vec::is_empty(&self.ingress) { w.field("ingress"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ingress, w); }
+        if !Vec::is_empty(&self.egress) { w.field("egress"); ::kapi_apimachinery::write::WriteJson::write_json(&self.egress, w); }
+        if !Vec::is_empty(&self.policy_types) { w.field("policyTypes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.policy_types, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicySpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicySpec {
@@ -2063,24 +2505,20 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicySpec {
 /// ReplicaSet ensures that a specified number of pod replicas are running at any given time.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.ReplicaSet`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicaSet {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// If the Labels of a ReplicaSet are empty, they are defaulted to
     /// be the same as the Pod(s) that the ReplicaSet manages.
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the specification of the desired behavior of the ReplicaSet.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::extensions::v1beta1::ReplicaSetSpec>,
     /// Status is the most recently observed status of the ReplicaSet.
     /// This data may be out of date by some window of time.
@@ -2088,8 +2526,25 @@ pub struct ReplicaSet {
     /// Read-only.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::extensions::v1beta1::ReplicaSetStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ReplicaSet {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ReplicaSet {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ReplicaSet {
@@ -2129,26 +2584,39 @@ impl<'de> ::serde::Deserialize<'de> for ReplicaSet {
 /// ReplicaSetCondition describes the state of a replica set at a certain point.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.ReplicaSetCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicaSetCondition {
     /// Type of replica set condition.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// Status of the condition, one of True, False, Unknown.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// The last time the condition transitioned from one status to another.
     /// +optional
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// The reason for the condition's last transition.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human readable message indicating details about the transition.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ReplicaSetCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::go::opt_or_default(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ReplicaSetCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ReplicaSetCondition {
@@ -2188,23 +2656,36 @@ impl<'de> ::serde::Deserialize<'de> for ReplicaSetCondition {
 /// ReplicaSetList is a collection of ReplicaSets.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.ReplicaSetList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicaSetList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of ReplicaSets.
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::extensions::v1beta1::ReplicaSet>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ReplicaSetList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ReplicaSetList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ReplicaSetList {
@@ -2242,34 +2723,47 @@ impl<'de> ::serde::Deserialize<'de> for ReplicaSetList {
 /// ReplicaSetSpec is the specification of a ReplicaSet.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.ReplicaSetSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicaSetSpec {
     /// Replicas is the number of desired pods.
     /// This is a pointer to distinguish between explicit zero and unspecified.
     /// Defaults to 1.
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// Minimum number of seconds for which a newly created pod should be ready
     /// without any of its container crashing, for it to be considered available.
     /// Defaults to 0 (pod will be considered available as soon as it is ready)
     /// +optional
-    #[serde(rename = "minReadySeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub min_ready_seconds: Option<i32>,
     /// Selector is a label query over pods that should match the replica count.
     /// If the selector is empty, it is defaulted to the labels present on the pod template.
     /// Label keys and values that must match in order to be controlled by this replica set.
     /// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// Template is the object that describes the pod that will be created if
     /// insufficient replicas are detected.
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/#pod-template
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub template: Option<crate::api::core::v1::PodTemplateSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ReplicaSetSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.replicas) { w.field("replicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.min_ready_seconds) { w.field("minReadySeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_ready_seconds, w); }
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        w.field("template"); ::kapi_apimachinery::go::opt_or_default(&self.template, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ReplicaSetSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ReplicaSetSpec {
@@ -2307,34 +2801,28 @@ impl<'de> ::serde::Deserialize<'de> for ReplicaSetSpec {
 /// ReplicaSetStatus represents the current status of a ReplicaSet.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.ReplicaSetStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicaSetStatus {
     /// Replicas is the most recently observed number of non-terminating pods.
     /// More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub replicas: Option<i32>,
     /// The number of non-terminating pods that have labels matching the labels of the pod template of the replicaset.
     /// +optional
-    #[serde(rename = "fullyLabeledReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fully_labeled_replicas: Option<i32>,
     /// The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.
     /// +optional
-    #[serde(rename = "readyReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ready_replicas: Option<i32>,
     /// The number of available non-terminating pods (ready for at least minReadySeconds) for this replica set.
     /// +optional
-    #[serde(rename = "availableReplicas", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub available_replicas: Option<i32>,
     /// The number of terminating pods for this replica set. Terminating pods have a non-null .metadata.deletionTimestamp
     /// and have not yet reached the Failed or Succeeded .status.phase.
     ///
     /// This is a beta field and requires enabling DeploymentReplicaSetTerminatingReplicas feature (enabled by default).
     /// +optional
-    #[serde(rename = "terminatingReplicas", skip_serializing_if = "Option::is_none")]
     pub terminating_replicas: Option<i32>,
     /// ObservedGeneration reflects the generation of the most recently observed ReplicaSet.
     /// +optional
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// Represents the latest available observations of a replica set's current state.
     /// +optional
@@ -2342,8 +2830,27 @@ pub struct ReplicaSetStatus {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=type
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::extensions::v1beta1::ReplicaSetCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ReplicaSetStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("replicas"); ::kapi_apimachinery::go::opt_or_default(&self.replicas, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fully_labeled_replicas) { w.field("fullyLabeledReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fully_labeled_replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.ready_replicas) { w.field("readyReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ready_replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.available_replicas) { w.field("availableReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.available_replicas, w); }
+        if !Option::is_none(&self.terminating_replicas) { w.field("terminatingReplicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.terminating_replicas, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ReplicaSetStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ReplicaSetStatus {
@@ -2387,12 +2894,25 @@ impl<'de> ::serde::Deserialize<'de> for ReplicaSetStatus {
 /// DEPRECATED.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.RollbackConfig`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RollbackConfig {
     /// The revision to rollback to. If set to 0, rollback to the last revision.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub revision: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RollbackConfig {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.revision) { w.field("revision"); ::kapi_apimachinery::write::WriteJson::write_json(&self.revision, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RollbackConfig {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RollbackConfig {
@@ -2424,7 +2944,7 @@ impl<'de> ::serde::Deserialize<'de> for RollbackConfig {
 /// Spec to control the desired behavior of daemon set rolling update.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.RollingUpdateDaemonSet`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RollingUpdateDaemonSet {
     /// The maximum number of DaemonSet pods that can be unavailable during the
     /// update. Value can be an absolute number (ex: 5) or a percentage of total
@@ -2441,7 +2961,6 @@ pub struct RollingUpdateDaemonSet {
     /// 70% of original number of DaemonSet pods are available at all times during
     /// the update.
     /// +optional
-    #[serde(rename = "maxUnavailable", skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<::kapi_apimachinery::IntOrString>,
     /// The maximum number of nodes with an existing available DaemonSet pod that
     /// can have an updated DaemonSet pod during during an update.
@@ -2463,8 +2982,22 @@ pub struct RollingUpdateDaemonSet {
     /// cause evictions during disruption.
     /// This is an alpha field and requires enabling DaemonSetUpdateSurge feature gate.
     /// +optional
-    #[serde(rename = "maxSurge", skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<::kapi_apimachinery::IntOrString>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RollingUpdateDaemonSet {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.max_unavailable) { w.field("maxUnavailable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_unavailable, w); }
+        if !Option::is_none(&self.max_surge) { w.field("maxSurge"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_surge, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RollingUpdateDaemonSet {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RollingUpdateDaemonSet {
@@ -2498,7 +3031,7 @@ impl<'de> ::serde::Deserialize<'de> for RollingUpdateDaemonSet {
 /// Spec to control the desired behavior of rolling update.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.RollingUpdateDeployment`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RollingUpdateDeployment {
     /// The maximum number of pods that can be unavailable during the update.
     /// Value can be an absolute number (ex: 5) or a percentage of desired pods (ex: 10%).
@@ -2511,7 +3044,6 @@ pub struct RollingUpdateDeployment {
     /// that the total number of pods available at all times during the update is at
     /// least 70% of desired pods.
     /// +optional
-    #[serde(rename = "maxUnavailable", skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<::kapi_apimachinery::IntOrString>,
     /// The maximum number of pods that can be scheduled above the desired number of
     /// pods.
@@ -2525,8 +3057,22 @@ pub struct RollingUpdateDeployment {
     /// new RC can be scaled up further, ensuring that total number of pods running
     /// at any time during the update is at most 130% of desired pods.
     /// +optional
-    #[serde(rename = "maxSurge", skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<::kapi_apimachinery::IntOrString>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RollingUpdateDeployment {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.max_unavailable) { w.field("maxUnavailable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_unavailable, w); }
+        if !Option::is_none(&self.max_surge) { w.field("maxSurge"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_surge, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RollingUpdateDeployment {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RollingUpdateDeployment {
@@ -2560,26 +3106,39 @@ impl<'de> ::serde::Deserialize<'de> for RollingUpdateDeployment {
 /// represents a scaling request for a resource.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.Scale`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Scale {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// defines the behavior of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::extensions::v1beta1::ScaleSpec>,
     /// current status of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status. Read-only.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::extensions::v1beta1::ScaleStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Scale {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Scale {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Scale {
@@ -2619,15 +3178,28 @@ impl<'de> ::serde::Deserialize<'de> for Scale {
 /// describes the attributes of a scale subresource
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.ScaleSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScaleSpec {
     /// desired number of instances for the scaled object.
     /// +optional
     /// +k8s:alpha(since: "1.36")=+k8s:optional
     /// +default=0
     /// +k8s:alpha(since: "1.36")=+k8s:minimum=0
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub replicas: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ScaleSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.replicas) { w.field("replicas"); ::kapi_apimachinery::write::WriteJson::write_json(&self.replicas, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ScaleSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ScaleSpec {
@@ -2659,15 +3231,13 @@ impl<'de> ::serde::Deserialize<'de> for ScaleSpec {
 /// represents the current status of a scale subresource.
 ///
 /// Generated from proto `k8s.io.api.extensions.v1beta1.ScaleStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ScaleStatus {
     /// actual number of observed instances of the scaled object.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub replicas: Option<i32>,
     /// selector is a label query over pods that should match the replicas count. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/
     /// +optional
     /// +mapType=atomic
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub selector: ::std::collections::BTreeMap<String, String>,
     /// label selector for pods that should match the replicas count. This is a serializated
     /// version of both map-based and more expressive set-based selectors. This is done to
@@ -2676,8 +3246,23 @@ pub struct ScaleStatus {
     /// field and map-based selector field are populated.
     /// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors
     /// +optional
-    #[serde(rename = "targetSelector", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub target_selector: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ScaleStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("replicas"); ::kapi_apimachinery::go::opt_or_default(&self.replicas, w);
+        if !::std::collections::BTreeMap::is_empty(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.target_selector) { w.field("targetSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.target_selector, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ScaleStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ScaleStatus {

@@ -3,20 +3,33 @@
 /// ExemptPriorityLevelConfiguration describes the configurable aspects of the handling of exempt requests. In the mandatory exempt configuration object the values in the fields here can be modified by authorized users, unlike the rest of the `spec`.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.ExemptPriorityLevelConfiguration` (proto `k8s.io.api.flowcontrol.v1.ExemptPriorityLevelConfiguration`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExemptPriorityLevelConfiguration {
     /// `nominalConcurrencyShares` (NCS) contributes to the computation of the NominalConcurrencyLimit (NominalCL) of this level. This is the number of execution seats nominally reserved for this priority level. This DOES NOT limit the dispatching from this priority level but affects the other priority levels through the borrowing mechanism. The server's concurrency limit (ServerCL) is divided among all the priority levels in proportion to their NCS values:
     ///
     /// NominalCL(i)  = ceil( ServerCL * NCS(i) / sum_ncs ) sum_ncs = sum[priority level k] NCS(k)
     ///
     /// Bigger numbers mean a larger nominal concurrency limit, at the expense of every other priority level. This field has a default value of zero.
-    #[serde(rename = "nominalConcurrencyShares", skip_serializing_if = "Option::is_none")]
     pub nominal_concurrency_shares: Option<i32>,
     /// `lendablePercent` prescribes the fraction of the level's NominalCL that can be borrowed by other priority levels.  This value of this field must be between 0 and 100, inclusive, and it defaults to 0. The number of seats that other levels can borrow from this level, known as this level's LendableConcurrencyLimit (LendableCL), is defined as follows.
     ///
     /// LendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )
-    #[serde(rename = "lendablePercent", skip_serializing_if = "Option::is_none")]
     pub lendable_percent: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExemptPriorityLevelConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.nominal_concurrency_shares) { w.field("nominalConcurrencyShares"); ::kapi_apimachinery::write::WriteJson::write_json(&self.nominal_concurrency_shares, w); }
+        if !Option::is_none(&self.lendable_percent) { w.field("lendablePercent"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lendable_percent, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExemptPriorityLevelConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExemptPriorityLevelConfiguration {
@@ -50,10 +63,24 @@ impl<'de> ::serde::Deserialize<'de> for ExemptPriorityLevelConfiguration {
 /// FlowDistinguisherMethod specifies the method of a flow distinguisher.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.FlowDistinguisherMethod` (proto `k8s.io.api.flowcontrol.v1.FlowDistinguisherMethod`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowDistinguisherMethod {
     /// `type` is the type of flow distinguisher method The supported types are "ByUser" and "ByNamespace". Required.
     pub r#type: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FlowDistinguisherMethod {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FlowDistinguisherMethod {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FlowDistinguisherMethod {
@@ -85,23 +112,36 @@ impl<'de> ::serde::Deserialize<'de> for FlowDistinguisherMethod {
 /// FlowSchema defines the schema of a group of flows. Note that a flow is made up of a set of inbound API requests with similar attributes and is identified by a pair of strings: the name of the FlowSchema and a "flow distinguisher".
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.FlowSchema` (proto `k8s.io.api.flowcontrol.v1.FlowSchema`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSchema {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// `metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec` is the specification of the desired behavior of a FlowSchema. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::flowcontrol::v1::FlowSchemaSpec>,
     /// `status` is the current status of a FlowSchema. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::flowcontrol::v1::FlowSchemaStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FlowSchema {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FlowSchema {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FlowSchema {
@@ -141,23 +181,36 @@ impl<'de> ::serde::Deserialize<'de> for FlowSchema {
 /// FlowSchemaCondition describes conditions for a FlowSchema.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.FlowSchemaCondition` (proto `k8s.io.api.flowcontrol.v1.FlowSchemaCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSchemaCondition {
     /// `type` is the type of the condition. Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// `status` is the status of the condition. Can be True, False, Unknown. Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub status: Option<String>,
     /// `lastTransitionTime` is the last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// `reason` is a unique, one-word, CamelCase reason for the condition's last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// `message` is a human-readable message indicating details about last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FlowSchemaCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FlowSchemaCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FlowSchemaCondition {
@@ -197,20 +250,33 @@ impl<'de> ::serde::Deserialize<'de> for FlowSchemaCondition {
 /// FlowSchemaList is a list of FlowSchema objects.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.FlowSchemaList` (proto `k8s.io.api.flowcontrol.v1.FlowSchemaList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSchemaList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// `metadata` is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items` is a list of FlowSchemas.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::flowcontrol::v1::FlowSchema>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FlowSchemaList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FlowSchemaList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FlowSchemaList {
@@ -248,20 +314,33 @@ impl<'de> ::serde::Deserialize<'de> for FlowSchemaList {
 /// FlowSchemaSpec describes how the FlowSchema's specification looks like.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.FlowSchemaSpec` (proto `k8s.io.api.flowcontrol.v1.FlowSchemaSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSchemaSpec {
     /// `priorityLevelConfiguration` should reference a PriorityLevelConfiguration in the cluster. If the reference cannot be resolved, the FlowSchema will be ignored and marked as invalid in its status. Required.
-    #[serde(rename = "priorityLevelConfiguration")]
     pub priority_level_configuration: crate::api::flowcontrol::v1::PriorityLevelConfigurationReference,
     /// `matchingPrecedence` is used to choose among the FlowSchemas that match a given request. The chosen FlowSchema is among those with the numerically lowest (which we take to be logically highest) MatchingPrecedence.  Each MatchingPrecedence value must be ranged in [1,10000]. Note that if the precedence is not specified, it will be set to 1000 as default.
-    #[serde(rename = "matchingPrecedence", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub matching_precedence: Option<i32>,
     /// `distinguisherMethod` defines how to compute the flow distinguisher for requests that match this schema. `nil` specifies that the distinguisher is disabled and thus will always be the empty string.
-    #[serde(rename = "distinguisherMethod", skip_serializing_if = "Option::is_none")]
     pub distinguisher_method: Option<crate::api::flowcontrol::v1::FlowDistinguisherMethod>,
     /// `rules` describes which requests will match this flow schema. This FlowSchema matches a request if and only if at least one member of rules matches the request. if it is an empty slice, there will be no requests matching the FlowSchema.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<crate::api::flowcontrol::v1::PolicyRulesWithSubjects>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FlowSchemaSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("priorityLevelConfiguration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.priority_level_configuration, w);
+        w.field("matchingPrecedence"); ::kapi_apimachinery::go::opt_or_default(&self.matching_precedence, w);
+        if !Option::is_none(&self.distinguisher_method) { w.field("distinguisherMethod"); ::kapi_apimachinery::write::WriteJson::write_json(&self.distinguisher_method, w); }
+        if !Vec::is_empty(&self.rules) { w.field("rules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rules, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FlowSchemaSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FlowSchemaSpec {
@@ -299,11 +378,24 @@ impl<'de> ::serde::Deserialize<'de> for FlowSchemaSpec {
 /// FlowSchemaStatus represents the current state of a FlowSchema.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.FlowSchemaStatus` (proto `k8s.io.api.flowcontrol.v1.FlowSchemaStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSchemaStatus {
     /// `conditions` is a list of the current states of FlowSchema.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::flowcontrol::v1::FlowSchemaCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FlowSchemaStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FlowSchemaStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FlowSchemaStatus {
@@ -335,10 +427,24 @@ impl<'de> ::serde::Deserialize<'de> for FlowSchemaStatus {
 /// GroupSubject holds detailed information for group-kind subject.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.GroupSubject` (proto `k8s.io.api.flowcontrol.v1.GroupSubject`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GroupSubject {
     /// name is the user group that matches, or "*" to match all user groups. See https://github.com/kubernetes/apiserver/blob/master/pkg/authentication/user/user.go for some well-known group names. Required.
     pub name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GroupSubject {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GroupSubject {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GroupSubject {
@@ -370,13 +476,27 @@ impl<'de> ::serde::Deserialize<'de> for GroupSubject {
 /// LimitResponse defines how to handle requests that can not be executed right now.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.LimitResponse` (proto `k8s.io.api.flowcontrol.v1.LimitResponse`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LimitResponse {
     /// `type` is "Queue" or "Reject". "Queue" means that requests that can not be executed upon arrival are held in a queue until they can be executed or a queuing limit is reached. "Reject" means that requests that can not be executed upon arrival are rejected. Required.
     pub r#type: String,
     /// `queuing` holds the configuration parameters for queuing. This field may be non-empty only if `type` is `"Queue"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub queuing: Option<crate::api::flowcontrol::v1::QueuingConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LimitResponse {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        if !Option::is_none(&self.queuing) { w.field("queuing"); ::kapi_apimachinery::write::WriteJson::write_json(&self.queuing, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LimitResponse {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LimitResponse {
@@ -412,7 +532,7 @@ impl<'de> ::serde::Deserialize<'de> for LimitResponse {
 ///   - What should be done with requests that exceed the limit?
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration` (proto `k8s.io.api.flowcontrol.v1.LimitedPriorityLevelConfiguration`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LimitedPriorityLevelConfiguration {
     /// `nominalConcurrencyShares` (NCS) contributes to the computation of the NominalConcurrencyLimit (NominalCL) of this level. This is the number of execution seats available at this priority level. This is used both for requests dispatched from this priority level as well as requests dispatched from other priority levels borrowing seats from this level. The server's concurrency limit (ServerCL) is divided among the Limited priority levels in proportion to their NCS values:
     ///
@@ -423,23 +543,36 @@ pub struct LimitedPriorityLevelConfiguration {
     /// If not specified, this field defaults to a value of 30.
     ///
     /// Setting this field to zero supports the construction of a "jail" for this priority level that is used to hold some request(s)
-    #[serde(rename = "nominalConcurrencyShares")]
     pub nominal_concurrency_shares: Option<i32>,
     /// `limitResponse` indicates what to do with requests that can not be executed right now
-    #[serde(rename = "limitResponse", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub limit_response: Option<crate::api::flowcontrol::v1::LimitResponse>,
     /// `lendablePercent` prescribes the fraction of the level's NominalCL that can be borrowed by other priority levels. The value of this field must be between 0 and 100, inclusive, and it defaults to 0. The number of seats that other levels can borrow from this level, known as this level's LendableConcurrencyLimit (LendableCL), is defined as follows.
     ///
     /// LendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )
-    #[serde(rename = "lendablePercent", skip_serializing_if = "Option::is_none")]
     pub lendable_percent: Option<i32>,
     /// `borrowingLimitPercent`, if present, configures a limit on how many seats this priority level can borrow from other priority levels. The limit is known as this level's BorrowingConcurrencyLimit (BorrowingCL) and is a limit on the total number of seats that this level may borrow at any one time. This field holds the ratio of that limit to the level's nominal concurrency limit. When this field is non-nil, it must hold a non-negative integer and the limit is calculated as follows.
     ///
     /// BorrowingCL(i) = round( NominalCL(i) * borrowingLimitPercent(i)/100.0 )
     ///
     /// The value of this field can be more than 100, implying that this priority level can borrow a number of seats that is greater than its own nominal concurrency limit (NominalCL). When this field is left `nil`, the limit is effectively infinite.
-    #[serde(rename = "borrowingLimitPercent", skip_serializing_if = "Option::is_none")]
     pub borrowing_limit_percent: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LimitedPriorityLevelConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("nominalConcurrencyShares"); ::kapi_apimachinery::write::WriteJson::write_json(&self.nominal_concurrency_shares, w);
+        w.field("limitResponse"); ::kapi_apimachinery::go::opt_or_default(&self.limit_response, w);
+        if !Option::is_none(&self.lendable_percent) { w.field("lendablePercent"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lendable_percent, w); }
+        if !Option::is_none(&self.borrowing_limit_percent) { w.field("borrowingLimitPercent"); ::kapi_apimachinery::write::WriteJson::write_json(&self.borrowing_limit_percent, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LimitedPriorityLevelConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LimitedPriorityLevelConfiguration {
@@ -477,10 +610,9 @@ impl<'de> ::serde::Deserialize<'de> for LimitedPriorityLevelConfiguration {
 /// NonResourcePolicyRule is a predicate that matches non-resource requests according to their verb and the target non-resource URL. A NonResourcePolicyRule matches a request if and only if both (a) at least one member of verbs matches the request and (b) at least one member of nonResourceURLs matches the request.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.NonResourcePolicyRule` (proto `k8s.io.api.flowcontrol.v1.NonResourcePolicyRule`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NonResourcePolicyRule {
     /// `verbs` is a list of matching verbs and may not be empty. "*" matches all verbs. If it is present, it must be the only entry. Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub verbs: Vec<String>,
     /// `nonResourceURLs` is a set of url prefixes that a user should have access to and may not be empty. For example:
     ///   - "/healthz" is legal
@@ -489,8 +621,22 @@ pub struct NonResourcePolicyRule {
     ///   - "/hea/*" also matches nothing
     ///   - "/healthz/*" matches all per-component health checks.
     /// "*" matches all non-resource urls. if it is present, it must be the only entry. Required.
-    #[serde(rename = "nonResourceURLs", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub non_resource_urls: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NonResourcePolicyRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("verbs"); ::kapi_apimachinery::go::vec_or_null(&self.verbs, w);
+        w.field("nonResourceURLs"); ::kapi_apimachinery::go::vec_or_null(&self.non_resource_urls, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NonResourcePolicyRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NonResourcePolicyRule {
@@ -524,17 +670,30 @@ impl<'de> ::serde::Deserialize<'de> for NonResourcePolicyRule {
 /// PolicyRulesWithSubjects prescribes a test that applies to a request to an apiserver. The test considers the subject making the request, the verb being requested, and the resource to be acted upon. This PolicyRulesWithSubjects matches a request if and only if both (a) at least one member of subjects matches the request and (b) at least one member of resourceRules or nonResourceRules matches the request.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects` (proto `k8s.io.api.flowcontrol.v1.PolicyRulesWithSubjects`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PolicyRulesWithSubjects {
     /// subjects is the list of normal user, serviceaccount, or group that this rule cares about. There must be at least one member in this slice. A slice that includes both the system:authenticated and system:unauthenticated user groups matches every request. Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub subjects: Vec<crate::api::flowcontrol::v1::Subject>,
     /// `resourceRules` is a slice of ResourcePolicyRules that identify matching requests according to their verb and the target resource. At least one of `resourceRules` and `nonResourceRules` has to be non-empty.
-    #[serde(rename = "resourceRules", skip_serializing_if = "Vec::is_empty")]
     pub resource_rules: Vec<crate::api::flowcontrol::v1::ResourcePolicyRule>,
     /// `nonResourceRules` is a list of NonResourcePolicyRules that identify matching requests according to their verb and the target non-resource URL.
-    #[serde(rename = "nonResourceRules", skip_serializing_if = "Vec::is_empty")]
     pub non_resource_rules: Vec<crate::api::flowcontrol::v1::NonResourcePolicyRule>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PolicyRulesWithSubjects {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("subjects"); ::kapi_apimachinery::go::vec_or_null(&self.subjects, w);
+        if !Vec::is_empty(&self.resource_rules) { w.field("resourceRules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_rules, w); }
+        if !Vec::is_empty(&self.non_resource_rules) { w.field("nonResourceRules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.non_resource_rules, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PolicyRulesWithSubjects {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PolicyRulesWithSubjects {
@@ -570,23 +729,36 @@ impl<'de> ::serde::Deserialize<'de> for PolicyRulesWithSubjects {
 /// PriorityLevelConfiguration represents the configuration of a priority level.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration` (proto `k8s.io.api.flowcontrol.v1.PriorityLevelConfiguration`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfiguration {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// `metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec` is the specification of the desired behavior of a "request-priority". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::flowcontrol::v1::PriorityLevelConfigurationSpec>,
     /// `status` is the current status of a "request-priority". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::flowcontrol::v1::PriorityLevelConfigurationStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PriorityLevelConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PriorityLevelConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfiguration {
@@ -626,23 +798,36 @@ impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfiguration {
 /// PriorityLevelConfigurationCondition defines the condition of priority level.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition` (proto `k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfigurationCondition {
     /// `type` is the type of the condition. Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// `status` is the status of the condition. Can be True, False, Unknown. Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub status: Option<String>,
     /// `lastTransitionTime` is the last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// `reason` is a unique, one-word, CamelCase reason for the condition's last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// `message` is a human-readable message indicating details about last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PriorityLevelConfigurationCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PriorityLevelConfigurationCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfigurationCondition {
@@ -682,20 +867,33 @@ impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfigurationCondition {
 /// PriorityLevelConfigurationList is a list of PriorityLevelConfiguration objects.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList` (proto `k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfigurationList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// `metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items` is a list of request-priorities.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::flowcontrol::v1::PriorityLevelConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PriorityLevelConfigurationList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PriorityLevelConfigurationList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfigurationList {
@@ -733,10 +931,24 @@ impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfigurationList {
 /// PriorityLevelConfigurationReference contains information that points to the "request-priority" being used.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference` (proto `k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfigurationReference {
     /// `name` is the name of the priority level configuration being referenced Required.
     pub name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PriorityLevelConfigurationReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PriorityLevelConfigurationReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfigurationReference {
@@ -768,16 +980,30 @@ impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfigurationReference {
 /// PriorityLevelConfigurationSpec specifies the configuration of a priority level.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec` (proto `k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfigurationSpec {
     /// `type` indicates whether this priority level is subject to limitation on request execution.  A value of `"Exempt"` means that requests of this priority level are not subject to a limit (and thus are never queued) and do not detract from the capacity made available to other priority levels.  A value of `"Limited"` means that (a) requests of this priority level _are_ subject to limits and (b) some of the server's limited capacity is made available exclusively to this priority level. Required.
     pub r#type: String,
     /// `limited` specifies how requests are handled for a Limited priority level. This field must be non-empty if and only if `type` is `"Limited"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub limited: Option<crate::api::flowcontrol::v1::LimitedPriorityLevelConfiguration>,
     /// `exempt` specifies how requests are handled for an exempt priority level. This field MUST be empty if `type` is `"Limited"`. This field MAY be non-empty if `type` is `"Exempt"`. If empty and `type` is `"Exempt"` then the default values for `ExemptPriorityLevelConfiguration` apply.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exempt: Option<crate::api::flowcontrol::v1::ExemptPriorityLevelConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PriorityLevelConfigurationSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        if !Option::is_none(&self.limited) { w.field("limited"); ::kapi_apimachinery::write::WriteJson::write_json(&self.limited, w); }
+        if !Option::is_none(&self.exempt) { w.field("exempt"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exempt, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PriorityLevelConfigurationSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfigurationSpec {
@@ -813,11 +1039,24 @@ impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfigurationSpec {
 /// PriorityLevelConfigurationStatus represents the current state of a "request-priority".
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationStatus` (proto `k8s.io.api.flowcontrol.v1.PriorityLevelConfigurationStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfigurationStatus {
     /// `conditions` is the current state of "request-priority".
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::flowcontrol::v1::PriorityLevelConfigurationCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PriorityLevelConfigurationStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PriorityLevelConfigurationStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfigurationStatus {
@@ -849,17 +1088,30 @@ impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfigurationStatus {
 /// QueuingConfiguration holds the configuration parameters for queuing
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.QueuingConfiguration` (proto `k8s.io.api.flowcontrol.v1.QueuingConfiguration`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct QueuingConfiguration {
     /// `queues` is the number of queues for this priority level. The queues exist independently at each apiserver. The value must be positive.  Setting it to 1 effectively precludes shufflesharding and thus makes the distinguisher method of associated flow schemas irrelevant.  This field has a default value of 64.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub queues: Option<i32>,
     /// `handSize` is a small positive number that configures the shuffle sharding of requests into queues.  When enqueuing a request at this priority level the request's flow identifier (a string pair) is hashed and the hash value is used to shuffle the list of queues and deal a hand of the size specified here.  The request is put into one of the shortest queues in that hand. `handSize` must be no larger than `queues`, and should be significantly smaller (so that a few heavy flows do not saturate most of the queues).  See the user-facing documentation for more extensive guidance on setting this field.  This field has a default value of 8.
-    #[serde(rename = "handSize", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub hand_size: Option<i32>,
     /// `queueLengthLimit` is the maximum number of requests allowed to be waiting in a given queue of this priority level at a time; excess requests are rejected.  This value must be positive.  If not specified, it will be defaulted to 50.
-    #[serde(rename = "queueLengthLimit", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub queue_length_limit: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for QueuingConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("queues"); ::kapi_apimachinery::go::opt_or_default(&self.queues, w);
+        w.field("handSize"); ::kapi_apimachinery::go::opt_or_default(&self.hand_size, w);
+        w.field("queueLengthLimit"); ::kapi_apimachinery::go::opt_or_default(&self.queue_length_limit, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for QueuingConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for QueuingConfiguration {
@@ -895,23 +1147,36 @@ impl<'de> ::serde::Deserialize<'de> for QueuingConfiguration {
 /// ResourcePolicyRule is a predicate that matches some resource requests, testing the request's verb and the target resource. A ResourcePolicyRule matches a resource request if and only if: (a) at least one member of verbs matches the request, (b) at least one member of apiGroups matches the request, (c) at least one member of resources matches the request, and (d) either (d1) the request does not specify a namespace (i.e., `Namespace==""`) and clusterScope is true or (d2) the request specifies a namespace and least one member of namespaces matches the request's namespace.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.ResourcePolicyRule` (proto `k8s.io.api.flowcontrol.v1.ResourcePolicyRule`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourcePolicyRule {
     /// `verbs` is a list of matching verbs and may not be empty. "*" matches all verbs and, if present, must be the only entry. Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub verbs: Vec<String>,
     /// `apiGroups` is a list of matching API groups and may not be empty. "*" matches all API groups and, if present, must be the only entry. Required.
-    #[serde(rename = "apiGroups", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub api_groups: Vec<String>,
     /// `resources` is a list of matching resources (i.e., lowercase and plural) with, if desired, subresource.  For example, [ "services", "nodes/status" ].  This list may not be empty. "*" matches all resources and, if present, must be the only entry. Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub resources: Vec<String>,
     /// `clusterScope` indicates whether to match requests that do not specify a namespace (which happens either because the resource is not namespaced or the request targets all namespaces). If this field is omitted or false then the `namespaces` field must contain a non-empty list.
-    #[serde(rename = "clusterScope", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub cluster_scope: Option<bool>,
     /// `namespaces` is a list of target namespaces that restricts matches.  A request that specifies a target namespace matches only if either (a) this list contains that target namespace or (b) this list contains "*".  Note that "*" matches any specified namespace but does not match a request that _does not specify_ a namespace (see the `clusterScope` field for that). This list may be empty, but only if `clusterScope` is true.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub namespaces: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourcePolicyRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("verbs"); ::kapi_apimachinery::go::vec_or_null(&self.verbs, w);
+        w.field("apiGroups"); ::kapi_apimachinery::go::vec_or_null(&self.api_groups, w);
+        w.field("resources"); ::kapi_apimachinery::go::vec_or_null(&self.resources, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.cluster_scope) { w.field("clusterScope"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cluster_scope, w); }
+        w.field("namespaces"); ::kapi_apimachinery::go::vec_or_null(&self.namespaces, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourcePolicyRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourcePolicyRule {
@@ -951,12 +1216,27 @@ impl<'de> ::serde::Deserialize<'de> for ResourcePolicyRule {
 /// ServiceAccountSubject holds detailed information for service-account-kind subject.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.ServiceAccountSubject` (proto `k8s.io.api.flowcontrol.v1.ServiceAccountSubject`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceAccountSubject {
     /// `namespace` is the namespace of matching ServiceAccount objects. Required.
     pub namespace: String,
     /// `name` is the name of matching ServiceAccount objects, or "*" to match regardless of name. Required.
     pub name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceAccountSubject {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w);
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceAccountSubject {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceAccountSubject {
@@ -990,19 +1270,33 @@ impl<'de> ::serde::Deserialize<'de> for ServiceAccountSubject {
 /// Subject matches the originator of a request, as identified by the request authentication system. There are three ways of matching an originator; by user, group, or service account.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.Subject` (proto `k8s.io.api.flowcontrol.v1.Subject`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Subject {
     /// `kind` indicates which one of the other fields is non-empty. Required
     pub kind: String,
     /// `user` matches based on username.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<crate::api::flowcontrol::v1::UserSubject>,
     /// `group` matches based on user group name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<crate::api::flowcontrol::v1::GroupSubject>,
     /// `serviceAccount` matches ServiceAccounts.
-    #[serde(rename = "serviceAccount", skip_serializing_if = "Option::is_none")]
     pub service_account: Option<crate::api::flowcontrol::v1::ServiceAccountSubject>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Subject {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w);
+        if !Option::is_none(&self.user) { w.field("user"); ::kapi_apimachinery::write::WriteJson::write_json(&self.user, w); }
+        if !Option::is_none(&self.group) { w.field("group"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group, w); }
+        if !Option::is_none(&self.service_account) { w.field("serviceAccount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_account, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Subject {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Subject {
@@ -1040,10 +1334,24 @@ impl<'de> ::serde::Deserialize<'de> for Subject {
 /// UserSubject holds detailed information for user-kind subject.
 ///
 /// Generated from `io.k8s.api.flowcontrol.v1.UserSubject` (proto `k8s.io.api.flowcontrol.v1.UserSubject`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct UserSubject {
     /// `name` is the username that matches, or "*" to match all usernames. Required.
     pub name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for UserSubject {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for UserSubject {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for UserSubject {

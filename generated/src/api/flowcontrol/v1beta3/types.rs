@@ -6,7 +6,7 @@
 /// here can be modified by authorized users, unlike the rest of the `spec`.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.ExemptPriorityLevelConfiguration`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExemptPriorityLevelConfiguration {
     /// `nominalConcurrencyShares` (NCS) contributes to the computation of the
     /// NominalConcurrencyLimit (NominalCL) of this level.
@@ -23,7 +23,6 @@ pub struct ExemptPriorityLevelConfiguration {
     /// at the expense of every other priority level.
     /// This field has a default value of zero.
     /// +optional
-    #[serde(rename = "nominalConcurrencyShares", skip_serializing_if = "Option::is_none")]
     pub nominal_concurrency_shares: Option<i32>,
     /// `lendablePercent` prescribes the fraction of the level's NominalCL that
     /// can be borrowed by other priority levels.  This value of this
@@ -34,8 +33,22 @@ pub struct ExemptPriorityLevelConfiguration {
     /// LendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )
     ///
     /// +optional
-    #[serde(rename = "lendablePercent", skip_serializing_if = "Option::is_none")]
     pub lendable_percent: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExemptPriorityLevelConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.nominal_concurrency_shares) { w.field("nominalConcurrencyShares"); ::kapi_apimachinery::write::WriteJson::write_json(&self.nominal_concurrency_shares, w); }
+        if !Option::is_none(&self.lendable_percent) { w.field("lendablePercent"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lendable_percent, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExemptPriorityLevelConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExemptPriorityLevelConfiguration {
@@ -69,13 +82,26 @@ impl<'de> ::serde::Deserialize<'de> for ExemptPriorityLevelConfiguration {
 /// FlowDistinguisherMethod specifies the method of a flow distinguisher.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.FlowDistinguisherMethod`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowDistinguisherMethod {
     /// `type` is the type of flow distinguisher method
     /// The supported types are "ByUser" and "ByNamespace".
     /// Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FlowDistinguisherMethod {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::go::opt_or_default(&self.r#type, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FlowDistinguisherMethod {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FlowDistinguisherMethod {
@@ -108,29 +134,42 @@ impl<'de> ::serde::Deserialize<'de> for FlowDistinguisherMethod {
 /// similar attributes and is identified by a pair of strings: the name of the FlowSchema and a "flow distinguisher".
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.FlowSchema`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSchema {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// `metadata` is the standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec` is the specification of the desired behavior of a FlowSchema.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::flowcontrol::v1beta3::FlowSchemaSpec>,
     /// `status` is the current status of a FlowSchema.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::flowcontrol::v1beta3::FlowSchemaStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FlowSchema {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FlowSchema {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FlowSchema {
@@ -170,26 +209,39 @@ impl<'de> ::serde::Deserialize<'de> for FlowSchema {
 /// FlowSchemaCondition describes conditions for a FlowSchema.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.FlowSchemaCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSchemaCondition {
     /// `type` is the type of the condition.
     /// Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// `status` is the status of the condition.
     /// Can be True, False, Unknown.
     /// Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub status: Option<String>,
     /// `lastTransitionTime` is the last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// `reason` is a unique, one-word, CamelCase reason for the condition's last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// `message` is a human-readable message indicating details about last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FlowSchemaCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FlowSchemaCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FlowSchemaCondition {
@@ -229,22 +281,35 @@ impl<'de> ::serde::Deserialize<'de> for FlowSchemaCondition {
 /// FlowSchemaList is a list of FlowSchema objects.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.FlowSchemaList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSchemaList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// `metadata` is the standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items` is a list of FlowSchemas.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::flowcontrol::v1beta3::FlowSchema>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FlowSchemaList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FlowSchemaList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FlowSchemaList {
@@ -282,32 +347,45 @@ impl<'de> ::serde::Deserialize<'de> for FlowSchemaList {
 /// FlowSchemaSpec describes how the FlowSchema's specification looks like.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.FlowSchemaSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSchemaSpec {
     /// `priorityLevelConfiguration` should reference a PriorityLevelConfiguration in the cluster. If the reference cannot
     /// be resolved, the FlowSchema will be ignored and marked as invalid in its status.
     /// Required.
-    #[serde(rename = "priorityLevelConfiguration", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub priority_level_configuration: Option<crate::api::flowcontrol::v1beta3::PriorityLevelConfigurationReference>,
     /// `matchingPrecedence` is used to choose among the FlowSchemas that match a given request. The chosen
     /// FlowSchema is among those with the numerically lowest (which we take to be logically highest)
     /// MatchingPrecedence.  Each MatchingPrecedence value must be ranged in [1,10000].
     /// Note that if the precedence is not specified, it will be set to 1000 as default.
     /// +optional
-    #[serde(rename = "matchingPrecedence", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub matching_precedence: Option<i32>,
     /// `distinguisherMethod` defines how to compute the flow distinguisher for requests that match this schema.
     /// `nil` specifies that the distinguisher is disabled and thus will always be the empty string.
     /// +optional
-    #[serde(rename = "distinguisherMethod", skip_serializing_if = "Option::is_none")]
     pub distinguisher_method: Option<crate::api::flowcontrol::v1beta3::FlowDistinguisherMethod>,
     /// `rules` describes which requests will match this flow schema. This FlowSchema matches a request if and only if
     /// at least one member of rules matches the request.
     /// if it is an empty slice, there will be no requests matching the FlowSchema.
     /// +listType=atomic
     /// +optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<crate::api::flowcontrol::v1beta3::PolicyRulesWithSubjects>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FlowSchemaSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("priorityLevelConfiguration"); ::kapi_apimachinery::go::opt_or_default(&self.priority_level_configuration, w);
+        w.field("matchingPrecedence"); ::kapi_apimachinery::go::opt_or_default(&self.matching_precedence, w);
+        if !Option::is_none(&self.distinguisher_method) { w.field("distinguisherMethod"); ::kapi_apimachinery::write::WriteJson::write_json(&self.distinguisher_method, w); }
+        if !Vec::is_empty(&self.rules) { w.field("rules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rules, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FlowSchemaSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FlowSchemaSpec {
@@ -345,7 +423,7 @@ impl<'de> ::serde::Deserialize<'de> for FlowSchemaSpec {
 /// FlowSchemaStatus represents the current state of a FlowSchema.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.FlowSchemaStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSchemaStatus {
     /// `conditions` is a list of the current states of FlowSchema.
     /// +listType=map
@@ -353,8 +431,21 @@ pub struct FlowSchemaStatus {
     /// +patchMergeKey=type
     /// +patchStrategy=merge
     /// +optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::flowcontrol::v1beta3::FlowSchemaCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FlowSchemaStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FlowSchemaStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FlowSchemaStatus {
@@ -386,14 +477,27 @@ impl<'de> ::serde::Deserialize<'de> for FlowSchemaStatus {
 /// GroupSubject holds detailed information for group-kind subject.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.GroupSubject`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GroupSubject {
     /// name is the user group that matches, or "*" to match all user groups.
     /// See https://github.com/kubernetes/apiserver/blob/master/pkg/authentication/user/user.go for some
     /// well-known group names.
     /// Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GroupSubject {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GroupSubject {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GroupSubject {
@@ -426,7 +530,7 @@ impl<'de> ::serde::Deserialize<'de> for GroupSubject {
 /// +union
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.LimitResponse`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LimitResponse {
     /// `type` is "Queue" or "Reject".
     /// "Queue" means that requests that can not be executed upon arrival
@@ -438,7 +542,6 @@ pub struct LimitResponse {
     /// +unionDiscriminator
     /// +k8s:alpha(since: "1.36")=+k8s:required
     /// +k8s:alpha(since: "1.36")=+k8s:discriminator
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// `queuing` holds the configuration parameters for queuing.
     /// This field may be non-empty only if `type` is `"Queue"`.
@@ -446,8 +549,22 @@ pub struct LimitResponse {
     /// +k8s:alpha(since: "1.36")=+k8s:optional
     /// +k8s:alpha(since: "1.36")=+k8s:member("Queue")=+k8s:required
     /// +k8s:alpha(since: "1.36")=+k8s:member("Reject")=+k8s:forbidden
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub queuing: Option<crate::api::flowcontrol::v1beta3::QueuingConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LimitResponse {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::go::opt_or_default(&self.r#type, w);
+        if !Option::is_none(&self.queuing) { w.field("queuing"); ::kapi_apimachinery::write::WriteJson::write_json(&self.queuing, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LimitResponse {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LimitResponse {
@@ -484,7 +601,7 @@ impl<'de> ::serde::Deserialize<'de> for LimitResponse {
 ///   - What should be done with requests that exceed the limit?
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.LimitedPriorityLevelConfiguration`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LimitedPriorityLevelConfiguration {
     /// `nominalConcurrencyShares` (NCS) contributes to the computation of the
     /// NominalConcurrencyLimit (NominalCL) of this level.
@@ -502,10 +619,8 @@ pub struct LimitedPriorityLevelConfiguration {
     /// at the expense of every other priority level.
     /// This field has a default value of 30.
     /// +optional
-    #[serde(rename = "nominalConcurrencyShares", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub nominal_concurrency_shares: Option<i32>,
     /// `limitResponse` indicates what to do with requests that can not be executed right now
-    #[serde(rename = "limitResponse", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub limit_response: Option<crate::api::flowcontrol::v1beta3::LimitResponse>,
     /// `lendablePercent` prescribes the fraction of the level's NominalCL that
     /// can be borrowed by other priority levels. The value of this
@@ -516,7 +631,6 @@ pub struct LimitedPriorityLevelConfiguration {
     /// LendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )
     ///
     /// +optional
-    #[serde(rename = "lendablePercent", skip_serializing_if = "Option::is_none")]
     pub lendable_percent: Option<i32>,
     /// `borrowingLimitPercent`, if present, configures a limit on how many
     /// seats this priority level can borrow from other priority levels.
@@ -534,8 +648,24 @@ pub struct LimitedPriorityLevelConfiguration {
     /// its own nominal concurrency limit (NominalCL).
     /// When this field is left `nil`, the limit is effectively infinite.
     /// +optional
-    #[serde(rename = "borrowingLimitPercent", skip_serializing_if = "Option::is_none")]
     pub borrowing_limit_percent: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LimitedPriorityLevelConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("nominalConcurrencyShares"); ::kapi_apimachinery::go::opt_or_default(&self.nominal_concurrency_shares, w);
+        w.field("limitResponse"); ::kapi_apimachinery::go::opt_or_default(&self.limit_response, w);
+        if !Option::is_none(&self.lendable_percent) { w.field("lendablePercent"); ::kapi_apimachinery::write::WriteJson::write_json(&self.lendable_percent, w); }
+        if !Option::is_none(&self.borrowing_limit_percent) { w.field("borrowingLimitPercent"); ::kapi_apimachinery::write::WriteJson::write_json(&self.borrowing_limit_percent, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LimitedPriorityLevelConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LimitedPriorityLevelConfiguration {
@@ -575,13 +705,12 @@ impl<'de> ::serde::Deserialize<'de> for LimitedPriorityLevelConfiguration {
 /// of verbs matches the request and (b) at least one member of nonResourceURLs matches the request.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.NonResourcePolicyRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NonResourcePolicyRule {
     /// `verbs` is a list of matching verbs and may not be empty.
     /// "*" matches all verbs. If it is present, it must be the only entry.
     /// +listType=set
     /// Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub verbs: Vec<String>,
     /// `nonResourceURLs` is a set of url prefixes that a user should have access to and may not be empty.
     /// For example:
@@ -593,8 +722,22 @@ pub struct NonResourcePolicyRule {
     /// "*" matches all non-resource urls. if it is present, it must be the only entry.
     /// +listType=set
     /// Required.
-    #[serde(rename = "nonResourceURLs", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub non_resource_urls: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NonResourcePolicyRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("verbs"); ::kapi_apimachinery::go::vec_or_null(&self.verbs, w);
+        w.field("nonResourceURLs"); ::kapi_apimachinery::go::vec_or_null(&self.non_resource_urls, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NonResourcePolicyRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NonResourcePolicyRule {
@@ -631,28 +774,41 @@ impl<'de> ::serde::Deserialize<'de> for NonResourcePolicyRule {
 /// of resourceRules or nonResourceRules matches the request.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.PolicyRulesWithSubjects`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PolicyRulesWithSubjects {
     /// subjects is the list of normal user, serviceaccount, or group that this rule cares about.
     /// There must be at least one member in this slice.
     /// A slice that includes both the system:authenticated and system:unauthenticated user groups matches every request.
     /// +listType=atomic
     /// Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub subjects: Vec<crate::api::flowcontrol::v1beta3::Subject>,
     /// `resourceRules` is a slice of ResourcePolicyRules that identify matching requests according to their verb and the
     /// target resource.
     /// At least one of `resourceRules` and `nonResourceRules` has to be non-empty.
     /// +listType=atomic
     /// +optional
-    #[serde(rename = "resourceRules", skip_serializing_if = "Vec::is_empty")]
     pub resource_rules: Vec<crate::api::flowcontrol::v1beta3::ResourcePolicyRule>,
     /// `nonResourceRules` is a list of NonResourcePolicyRules that identify matching requests according to their verb
     /// and the target non-resource URL.
     /// +listType=atomic
     /// +optional
-    #[serde(rename = "nonResourceRules", skip_serializing_if = "Vec::is_empty")]
     pub non_resource_rules: Vec<crate::api::flowcontrol::v1beta3::NonResourcePolicyRule>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PolicyRulesWithSubjects {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("subjects"); ::kapi_apimachinery::go::vec_or_null(&self.subjects, w);
+        if !Vec::is_empty(&self.resource_rules) { w.field("resourceRules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_rules, w); }
+        if !Vec::is_empty(&self.non_resource_rules) { w.field("nonResourceRules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.non_resource_rules, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PolicyRulesWithSubjects {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PolicyRulesWithSubjects {
@@ -688,29 +844,42 @@ impl<'de> ::serde::Deserialize<'de> for PolicyRulesWithSubjects {
 /// PriorityLevelConfiguration represents the configuration of a priority level.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfiguration`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfiguration {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// `metadata` is the standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec` is the specification of the desired behavior of a "request-priority".
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::flowcontrol::v1beta3::PriorityLevelConfigurationSpec>,
     /// `status` is the current status of a "request-priority".
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::flowcontrol::v1beta3::PriorityLevelConfigurationStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PriorityLevelConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PriorityLevelConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfiguration {
@@ -750,26 +919,39 @@ impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfiguration {
 /// PriorityLevelConfigurationCondition defines the condition of priority level.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfigurationCondition {
     /// `type` is the type of the condition.
     /// Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// `status` is the status of the condition.
     /// Can be True, False, Unknown.
     /// Required.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub status: Option<String>,
     /// `lastTransitionTime` is the last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// `reason` is a unique, one-word, CamelCase reason for the condition's last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// `message` is a human-readable message indicating details about last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PriorityLevelConfigurationCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PriorityLevelConfigurationCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfigurationCondition {
@@ -809,22 +991,35 @@ impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfigurationCondition {
 /// PriorityLevelConfigurationList is a list of PriorityLevelConfiguration objects.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfigurationList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// `metadata` is the standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items` is a list of request-priorities.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::flowcontrol::v1beta3::PriorityLevelConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PriorityLevelConfigurationList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PriorityLevelConfigurationList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfigurationList {
@@ -862,12 +1057,25 @@ impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfigurationList {
 /// PriorityLevelConfigurationReference contains information that points to the "request-priority" being used.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationReference`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfigurationReference {
     /// `name` is the name of the priority level configuration being referenced
     /// Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PriorityLevelConfigurationReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PriorityLevelConfigurationReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfigurationReference {
@@ -900,7 +1108,7 @@ impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfigurationReference {
 /// +union
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfigurationSpec {
     /// `type` indicates whether this priority level is subject to
     /// limitation on request execution.  A value of `"Exempt"` means
@@ -914,7 +1122,6 @@ pub struct PriorityLevelConfigurationSpec {
     /// +unionDiscriminator
     /// +k8s:alpha(since: "1.36")=+k8s:required
     /// +k8s:alpha(since: "1.36")=+k8s:discriminator
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// `limited` specifies how requests are handled for a Limited priority level.
     /// This field must be non-empty if and only if `type` is `"Limited"`.
@@ -922,7 +1129,6 @@ pub struct PriorityLevelConfigurationSpec {
     /// +k8s:alpha(since: "1.36")=+k8s:optional
     /// +k8s:alpha(since: "1.36")=+k8s:member("Limited")=+k8s:required
     /// +k8s:alpha(since: "1.36")=+k8s:member("Exempt")=+k8s:forbidden
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub limited: Option<crate::api::flowcontrol::v1beta3::LimitedPriorityLevelConfiguration>,
     /// `exempt` specifies how requests are handled for an exempt priority level.
     /// This field MUST be empty if `type` is `"Limited"`.
@@ -933,8 +1139,23 @@ pub struct PriorityLevelConfigurationSpec {
     /// +k8s:alpha(since: "1.36")=+k8s:optional
     /// +k8s:alpha(since: "1.36")=+k8s:member("Exempt")=+k8s:optional
     /// +k8s:alpha(since: "1.36")=+k8s:member("Limited")=+k8s:forbidden
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exempt: Option<crate::api::flowcontrol::v1beta3::ExemptPriorityLevelConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PriorityLevelConfigurationSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::go::opt_or_default(&self.r#type, w);
+        if !Option::is_none(&self.limited) { w.field("limited"); ::kapi_apimachinery::write::WriteJson::write_json(&self.limited, w); }
+        if !Option::is_none(&self.exempt) { w.field("exempt"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exempt, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PriorityLevelConfigurationSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfigurationSpec {
@@ -970,7 +1191,7 @@ impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfigurationSpec {
 /// PriorityLevelConfigurationStatus represents the current state of a "request-priority".
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.PriorityLevelConfigurationStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityLevelConfigurationStatus {
     /// `conditions` is the current state of "request-priority".
     /// +listType=map
@@ -978,8 +1199,21 @@ pub struct PriorityLevelConfigurationStatus {
     /// +patchMergeKey=type
     /// +patchStrategy=merge
     /// +optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::api::flowcontrol::v1beta3::PriorityLevelConfigurationCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PriorityLevelConfigurationStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PriorityLevelConfigurationStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PriorityLevelConfigurationStatus {
@@ -1011,7 +1245,7 @@ impl<'de> ::serde::Deserialize<'de> for PriorityLevelConfigurationStatus {
 /// QueuingConfiguration holds the configuration parameters for queuing
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.QueuingConfiguration`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct QueuingConfiguration {
     /// `queues` is the number of queues for this priority level. The
     /// queues exist independently at each apiserver. The value must be
@@ -1020,7 +1254,6 @@ pub struct QueuingConfiguration {
     /// associated flow schemas irrelevant.  This field has a default
     /// value of 64.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub queues: Option<i32>,
     /// `handSize` is a small positive number that configures the
     /// shuffle sharding of requests into queues.  When enqueuing a request
@@ -1034,15 +1267,29 @@ pub struct QueuingConfiguration {
     /// documentation for more extensive guidance on setting this
     /// field.  This field has a default value of 8.
     /// +optional
-    #[serde(rename = "handSize", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub hand_size: Option<i32>,
     /// `queueLengthLimit` is the maximum number of requests allowed to
     /// be waiting in a given queue of this priority level at a time;
     /// excess requests are rejected.  This value must be positive.  If
     /// not specified, it will be defaulted to 50.
     /// +optional
-    #[serde(rename = "queueLengthLimit", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub queue_length_limit: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for QueuingConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("queues"); ::kapi_apimachinery::go::opt_or_default(&self.queues, w);
+        w.field("handSize"); ::kapi_apimachinery::go::opt_or_default(&self.hand_size, w);
+        w.field("queueLengthLimit"); ::kapi_apimachinery::go::opt_or_default(&self.queue_length_limit, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for QueuingConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for QueuingConfiguration {
@@ -1086,19 +1333,17 @@ impl<'de> ::serde::Deserialize<'de> for QueuingConfiguration {
 /// of namespaces matches the request's namespace.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.ResourcePolicyRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourcePolicyRule {
     /// `verbs` is a list of matching verbs and may not be empty.
     /// "*" matches all verbs and, if present, must be the only entry.
     /// +listType=set
     /// Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub verbs: Vec<String>,
     /// `apiGroups` is a list of matching API groups and may not be empty.
     /// "*" matches all API groups and, if present, must be the only entry.
     /// +listType=set
     /// Required.
-    #[serde(rename = "apiGroups", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub api_groups: Vec<String>,
     /// `resources` is a list of matching resources (i.e., lowercase
     /// and plural) with, if desired, subresource.  For example, [
@@ -1106,7 +1351,6 @@ pub struct ResourcePolicyRule {
     /// "*" matches all resources and, if present, must be the only entry.
     /// Required.
     /// +listType=set
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub resources: Vec<String>,
     /// `clusterScope` indicates whether to match requests that do not
     /// specify a namespace (which happens either because the resource
@@ -1114,7 +1358,6 @@ pub struct ResourcePolicyRule {
     /// If this field is omitted or false then the `namespaces` field
     /// must contain a non-empty list.
     /// +optional
-    #[serde(rename = "clusterScope", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub cluster_scope: Option<bool>,
     /// `namespaces` is a list of target namespaces that restricts
     /// matches.  A request that specifies a target namespace matches
@@ -1126,8 +1369,25 @@ pub struct ResourcePolicyRule {
     /// This list may be empty, but only if `clusterScope` is true.
     /// +optional
     /// +listType=set
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub namespaces: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourcePolicyRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("verbs"); ::kapi_apimachinery::go::vec_or_null(&self.verbs, w);
+        w.field("apiGroups"); ::kapi_apimachinery::go::vec_or_null(&self.api_groups, w);
+        w.field("resources"); ::kapi_apimachinery::go::vec_or_null(&self.resources, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.cluster_scope) { w.field("clusterScope"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cluster_scope, w); }
+        w.field("namespaces"); ::kapi_apimachinery::go::vec_or_null(&self.namespaces, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourcePolicyRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourcePolicyRule {
@@ -1167,16 +1427,29 @@ impl<'de> ::serde::Deserialize<'de> for ResourcePolicyRule {
 /// ServiceAccountSubject holds detailed information for service-account-kind subject.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.ServiceAccountSubject`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceAccountSubject {
     /// `namespace` is the namespace of matching ServiceAccount objects.
     /// Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub namespace: Option<String>,
     /// `name` is the name of matching ServiceAccount objects, or "*" to match regardless of name.
     /// Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceAccountSubject {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("namespace"); ::kapi_apimachinery::go::opt_or_default(&self.namespace, w);
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceAccountSubject {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceAccountSubject {
@@ -1212,25 +1485,38 @@ impl<'de> ::serde::Deserialize<'de> for ServiceAccountSubject {
 /// +union
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.Subject`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Subject {
     /// `kind` indicates which one of the other fields is non-empty.
     /// Required
     /// +unionDiscriminator
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kind: Option<String>,
     /// `user` matches based on username.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<crate::api::flowcontrol::v1beta3::UserSubject>,
     /// `group` matches based on user group name.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<crate::api::flowcontrol::v1beta3::GroupSubject>,
     /// `serviceAccount` matches ServiceAccounts.
     /// +optional
-    #[serde(rename = "serviceAccount", skip_serializing_if = "Option::is_none")]
     pub service_account: Option<crate::api::flowcontrol::v1beta3::ServiceAccountSubject>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Subject {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("kind"); ::kapi_apimachinery::go::opt_or_default(&self.kind, w);
+        if !Option::is_none(&self.user) { w.field("user"); ::kapi_apimachinery::write::WriteJson::write_json(&self.user, w); }
+        if !Option::is_none(&self.group) { w.field("group"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group, w); }
+        if !Option::is_none(&self.service_account) { w.field("serviceAccount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_account, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Subject {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Subject {
@@ -1268,12 +1554,25 @@ impl<'de> ::serde::Deserialize<'de> for Subject {
 /// UserSubject holds detailed information for user-kind subject.
 ///
 /// Generated from proto `k8s.io.api.flowcontrol.v1beta3.UserSubject`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct UserSubject {
     /// `name` is the username that matches, or "*" to match all usernames.
     /// Required.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for UserSubject {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for UserSubject {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for UserSubject {

@@ -3,27 +3,40 @@
 /// ImageReview checks if the set of images in a pod are allowed.
 ///
 /// Generated from proto `k8s.io.api.imagepolicy.v1alpha1.ImageReview`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ImageReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec holds information about the pod being evaluated
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::imagepolicy::v1alpha1::ImageReviewSpec>,
     /// Status is filled in by the backend and indicates whether the pod should be allowed.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::imagepolicy::v1alpha1::ImageReviewStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ImageReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ImageReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ImageReview {
@@ -63,12 +76,25 @@ impl<'de> ::serde::Deserialize<'de> for ImageReview {
 /// ImageReviewContainerSpec is a description of a container within the pod creation request.
 ///
 /// Generated from proto `k8s.io.api.imagepolicy.v1alpha1.ImageReviewContainerSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ImageReviewContainerSpec {
     /// This can be in the form image:tag or image@SHA:012345679abcdef.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub image: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ImageReviewContainerSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.image) { w.field("image"); ::kapi_apimachinery::write::WriteJson::write_json(&self.image, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ImageReviewContainerSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ImageReviewContainerSpec {
@@ -100,23 +126,36 @@ impl<'de> ::serde::Deserialize<'de> for ImageReviewContainerSpec {
 /// ImageReviewSpec is a description of the pod creation request.
 ///
 /// Generated from proto `k8s.io.api.imagepolicy.v1alpha1.ImageReviewSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ImageReviewSpec {
     /// Containers is a list of a subset of the information in each container of the Pod being created.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub containers: Vec<crate::api::imagepolicy::v1alpha1::ImageReviewContainerSpec>,
     /// Annotations is a list of key-value pairs extracted from the Pod's annotations.
     /// It only includes keys which match the pattern `*.image-policy.k8s.io/*`.
     /// It is up to each webhook backend to determine how to interpret these annotations, if at all.
     /// +optional
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub annotations: ::std::collections::BTreeMap<String, String>,
     /// Namespace is the namespace the pod is being created in.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ImageReviewSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.containers) { w.field("containers"); ::kapi_apimachinery::write::WriteJson::write_json(&self.containers, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.annotations) { w.field("annotations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.annotations, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ImageReviewSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ImageReviewSpec {
@@ -152,25 +191,38 @@ impl<'de> ::serde::Deserialize<'de> for ImageReviewSpec {
 /// ImageReviewStatus is the result of the review for the pod creation request.
 ///
 /// Generated from proto `k8s.io.api.imagepolicy.v1alpha1.ImageReviewStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ImageReviewStatus {
     /// Allowed indicates that all images were allowed to be run.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub allowed: Option<bool>,
     /// Reason should be empty unless Allowed is false in which case it
     /// may contain a short description of what is wrong.  Kubernetes
     /// may truncate excessively long errors when displaying to the user.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// AuditAnnotations will be added to the attributes object of the
     /// admission controller request using 'AddAnnotation'.  The keys should
     /// be prefix-less (i.e., the admission controller will add an
     /// appropriate prefix).
     /// +optional
-    #[serde(rename = "auditAnnotations", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub audit_annotations: ::std::collections::BTreeMap<String, String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ImageReviewStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("allowed"); ::kapi_apimachinery::go::opt_or_default(&self.allowed, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.audit_annotations) { w.field("auditAnnotations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.audit_annotations, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ImageReviewStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ImageReviewStatus {

@@ -3,10 +3,9 @@
 /// HTTPIngressPath associates a path with a backend. Incoming urls matching the path are forwarded to the backend.
 ///
 /// Generated from `io.k8s.api.networking.v1.HTTPIngressPath` (proto `k8s.io.api.networking.v1.HTTPIngressPath`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HTTPIngressPath {
     /// path is matched against the path of an incoming request. Currently it can contain characters disallowed from the conventional "path" part of a URL as defined by RFC 3986. Paths must begin with a '/' and must be present when using PathType with value "Exact" or "Prefix".
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
     /// pathType determines the interpretation of the path matching. PathType can be one of the following values: * Exact: Matches the URL path exactly. * Prefix: Matches based on a URL path prefix split by '/'. Matching is
     ///   done on a path element by element basis. A path element refers is the
@@ -19,10 +18,25 @@ pub struct HTTPIngressPath {
     ///   the IngressClass. Implementations can treat this as a separate PathType
     ///   or treat it identically to Prefix or Exact path types.
     /// Implementations are required to support all path types.
-    #[serde(rename = "pathType")]
     pub path_type: String,
     /// backend defines the referenced service endpoint to which the traffic will be forwarded to.
     pub backend: crate::api::networking::v1::IngressBackend,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HTTPIngressPath {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        w.field("pathType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path_type, w);
+        w.field("backend"); ::kapi_apimachinery::write::WriteJson::write_json(&self.backend, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HTTPIngressPath {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HTTPIngressPath {
@@ -58,11 +72,24 @@ impl<'de> ::serde::Deserialize<'de> for HTTPIngressPath {
 /// HTTPIngressRuleValue is a list of http selectors pointing to backends. In the example: http://<host>/<path>?<searchpart> -> backend where where parts of the url correspond to RFC 3986, this resource will be used to match against everything after the last '/' and before the first '?' or '#'.
 ///
 /// Generated from `io.k8s.api.networking.v1.HTTPIngressRuleValue` (proto `k8s.io.api.networking.v1.HTTPIngressRuleValue`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HTTPIngressRuleValue {
     /// paths is a collection of paths that map requests to backends.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub paths: Vec<crate::api::networking::v1::HTTPIngressPath>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HTTPIngressRuleValue {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("paths"); ::kapi_apimachinery::go::vec_or_null(&self.paths, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HTTPIngressRuleValue {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HTTPIngressRuleValue {
@@ -94,19 +121,33 @@ impl<'de> ::serde::Deserialize<'de> for HTTPIngressRuleValue {
 /// IPAddress represents a single IP of a single IP Family. The object is designed to be used by APIs that operate on IP addresses. The object is used by the Service core API for allocation of IP addresses. An IP address can be represented in different formats, to guarantee the uniqueness of the IP, the name of the object is the IP address in canonical format, four decimal digits separated by dots suppressing leading zeros for IPv4 and the representation defined by RFC 5952 for IPv6. Valid: 192.168.1.5 or 2001:db8::1 or 2001:db8:aaaa:bbbb:cccc:dddd:eeee:1 Invalid: 10.01.2.3 or 2001:db8:0:0:0::1
 ///
 /// Generated from `io.k8s.api.networking.v1.IPAddress` (proto `k8s.io.api.networking.v1.IPAddress`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IPAddress {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub spec: crate::api::networking::v1::IPAddressSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IPAddress {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IPAddress {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IPAddress {
@@ -144,20 +185,33 @@ impl<'de> ::serde::Deserialize<'de> for IPAddress {
 /// IPAddressList contains a list of IPAddress.
 ///
 /// Generated from `io.k8s.api.networking.v1.IPAddressList` (proto `k8s.io.api.networking.v1.IPAddressList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IPAddressList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of IPAddresses.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::networking::v1::IPAddress>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IPAddressList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IPAddressList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IPAddressList {
@@ -195,11 +249,24 @@ impl<'de> ::serde::Deserialize<'de> for IPAddressList {
 /// IPAddressSpec describe the attributes in an IP Address.
 ///
 /// Generated from `io.k8s.api.networking.v1.IPAddressSpec` (proto `k8s.io.api.networking.v1.IPAddressSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IPAddressSpec {
     /// ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object.
-    #[serde(rename = "parentRef", skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub parent_ref: crate::api::networking::v1::ParentReference,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IPAddressSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::is_zero(&self.parent_ref) { w.field("parentRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parent_ref, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IPAddressSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IPAddressSpec {
@@ -231,13 +298,27 @@ impl<'de> ::serde::Deserialize<'de> for IPAddressSpec {
 /// IPBlock describes a particular CIDR (Ex. "192.168.1.0/24","2001:db8::/64") that is allowed to the pods matched by a NetworkPolicySpec's podSelector. The except entry describes CIDRs that should not be included within this rule.
 ///
 /// Generated from `io.k8s.api.networking.v1.IPBlock` (proto `k8s.io.api.networking.v1.IPBlock`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IPBlock {
     /// cidr is a string representing the IPBlock Valid examples are "192.168.1.0/24" or "2001:db8::/64"
     pub cidr: String,
     /// except is a slice of CIDRs that should not be included within an IPBlock Valid examples are "192.168.1.0/24" or "2001:db8::/64" Except values will be rejected if they are outside the cidr range
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub except: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IPBlock {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("cidr"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cidr, w);
+        if !Vec::is_empty(&self.except) { w.field("except"); ::kapi_apimachinery::write::WriteJson::write_json(&self.except, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IPBlock {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IPBlock {
@@ -271,23 +352,36 @@ impl<'de> ::serde::Deserialize<'de> for IPBlock {
 /// Ingress is a collection of rules that allow inbound connections to reach the endpoints defined by a backend. An Ingress can be configured to give services externally-reachable urls, load balance traffic, terminate SSL, offer name based virtual hosting etc.
 ///
 /// Generated from `io.k8s.api.networking.v1.Ingress` (proto `k8s.io.api.networking.v1.Ingress`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Ingress {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec is the desired state of the Ingress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::networking::v1::IngressSpec>,
     /// status is the current state of the Ingress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::networking::v1::IngressStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Ingress {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Ingress {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Ingress {
@@ -327,14 +421,27 @@ impl<'de> ::serde::Deserialize<'de> for Ingress {
 /// IngressBackend describes all endpoints for a given service and port.
 ///
 /// Generated from `io.k8s.api.networking.v1.IngressBackend` (proto `k8s.io.api.networking.v1.IngressBackend`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressBackend {
     /// service references a service as a backend. This is a mutually exclusive setting with "Resource".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<crate::api::networking::v1::IngressServiceBackend>,
     /// resource is an ObjectRef to another Kubernetes resource in the namespace of the Ingress object. If resource is specified, a service.Name and service.Port must not be specified. This is a mutually exclusive setting with "Service".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::api::core::v1::TypedLocalObjectReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressBackend {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.service) { w.field("service"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service, w); }
+        if !Option::is_none(&self.resource) { w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressBackend {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressBackend {
@@ -368,20 +475,33 @@ impl<'de> ::serde::Deserialize<'de> for IngressBackend {
 /// IngressClass represents the class of the Ingress, referenced by the Ingress Spec. The `ingressclass.kubernetes.io/is-default-class` annotation can be used to indicate that an IngressClass should be considered default. When a single IngressClass resource has this annotation set to true, new Ingress resources without a class specified will be assigned this default class.
 ///
 /// Generated from `io.k8s.api.networking.v1.IngressClass` (proto `k8s.io.api.networking.v1.IngressClass`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressClass {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec is the desired state of the IngressClass. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::networking::v1::IngressClassSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressClass {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressClass {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressClass {
@@ -419,20 +539,33 @@ impl<'de> ::serde::Deserialize<'de> for IngressClass {
 /// IngressClassList is a collection of IngressClasses.
 ///
 /// Generated from `io.k8s.api.networking.v1.IngressClassList` (proto `k8s.io.api.networking.v1.IngressClassList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressClassList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of IngressClasses.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::networking::v1::IngressClass>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressClassList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressClassList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressClassList {
@@ -470,10 +603,9 @@ impl<'de> ::serde::Deserialize<'de> for IngressClassList {
 /// IngressClassParametersReference identifies an API object. This can be used to specify a cluster or namespace-scoped resource.
 ///
 /// Generated from `io.k8s.api.networking.v1.IngressClassParametersReference` (proto `k8s.io.api.networking.v1.IngressClassParametersReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressClassParametersReference {
     /// apiGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
-    #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
     pub api_group: Option<String>,
     /// kind is the type of resource being referenced.
     pub kind: String,
@@ -482,8 +614,25 @@ pub struct IngressClassParametersReference {
     /// scope represents if this refers to a cluster or namespace scoped resource. This may be set to "Cluster" (default) or "Namespace".
     pub scope: Option<String>,
     /// namespace is the namespace of the resource being referenced. This field is required when scope is set to "Namespace" and must be unset when scope is set to "Cluster".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressClassParametersReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.api_group) { w.field("apiGroup"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_group, w); }
+        w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w);
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("scope"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scope, w);
+        if !Option::is_none(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressClassParametersReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressClassParametersReference {
@@ -523,14 +672,27 @@ impl<'de> ::serde::Deserialize<'de> for IngressClassParametersReference {
 /// IngressClassSpec provides information about the class of an Ingress.
 ///
 /// Generated from `io.k8s.api.networking.v1.IngressClassSpec` (proto `k8s.io.api.networking.v1.IngressClassSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressClassSpec {
     /// controller refers to the name of the controller that should handle this class. This allows for different "flavors" that are controlled by the same controller. For example, you may have different parameters for the same implementing controller. This should be specified as a domain-prefixed path no more than 250 characters in length, e.g. "acme.io/ingress-controller". This field is immutable.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub controller: Option<String>,
     /// parameters is a link to a custom resource containing additional configuration for the controller. This is optional if the controller does not require extra parameters.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub parameters: Option<crate::api::networking::v1::IngressClassParametersReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressClassSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.controller) { w.field("controller"); ::kapi_apimachinery::write::WriteJson::write_json(&self.controller, w); }
+        if !Option::is_none(&self.parameters) { w.field("parameters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parameters, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressClassSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressClassSpec {
@@ -564,20 +726,33 @@ impl<'de> ::serde::Deserialize<'de> for IngressClassSpec {
 /// IngressList is a collection of Ingress.
 ///
 /// Generated from `io.k8s.api.networking.v1.IngressList` (proto `k8s.io.api.networking.v1.IngressList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of Ingress.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::networking::v1::Ingress>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressList {
@@ -615,17 +790,30 @@ impl<'de> ::serde::Deserialize<'de> for IngressList {
 /// IngressLoadBalancerIngress represents the status of a load-balancer ingress point.
 ///
 /// Generated from `io.k8s.api.networking.v1.IngressLoadBalancerIngress` (proto `k8s.io.api.networking.v1.IngressLoadBalancerIngress`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressLoadBalancerIngress {
     /// ip is set for load-balancer ingress points that are IP based.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ip: Option<String>,
     /// hostname is set for load-balancer ingress points that are DNS based.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub hostname: Option<String>,
     /// ports provides information about the ports exposed by this LoadBalancer.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::networking::v1::IngressPortStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressLoadBalancerIngress {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.ip) { w.field("ip"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ip, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.hostname) { w.field("hostname"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hostname, w); }
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressLoadBalancerIngress {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressLoadBalancerIngress {
@@ -661,11 +849,24 @@ impl<'de> ::serde::Deserialize<'de> for IngressLoadBalancerIngress {
 /// IngressLoadBalancerStatus represents the status of a load-balancer.
 ///
 /// Generated from `io.k8s.api.networking.v1.IngressLoadBalancerStatus` (proto `k8s.io.api.networking.v1.IngressLoadBalancerStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressLoadBalancerStatus {
     /// ingress is a list containing ingress points for the load-balancer.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ingress: Vec<crate::api::networking::v1::IngressLoadBalancerIngress>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressLoadBalancerStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.ingress) { w.field("ingress"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ingress, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressLoadBalancerStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressLoadBalancerStatus {
@@ -697,7 +898,7 @@ impl<'de> ::serde::Deserialize<'de> for IngressLoadBalancerStatus {
 /// IngressPortStatus represents the error condition of a service port
 ///
 /// Generated from `io.k8s.api.networking.v1.IngressPortStatus` (proto `k8s.io.api.networking.v1.IngressPortStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressPortStatus {
     /// port is the port number of the ingress port.
     pub port: i32,
@@ -707,8 +908,23 @@ pub struct IngressPortStatus {
     ///   CamelCase names
     /// - cloud provider specific error values must have names that comply with the
     ///   format foo.example.com/CamelCase.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressPortStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w);
+        w.field("protocol"); ::kapi_apimachinery::write::WriteJson::write_json(&self.protocol, w);
+        if !Option::is_none(&self.error) { w.field("error"); ::kapi_apimachinery::write::WriteJson::write_json(&self.error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressPortStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressPortStatus {
@@ -744,7 +960,7 @@ impl<'de> ::serde::Deserialize<'de> for IngressPortStatus {
 /// IngressRule represents the rules mapping the paths under a specified host to the related backend services. Incoming requests are first evaluated for a host match, then routed to the backend associated with the matching IngressRuleValue.
 ///
 /// Generated from `io.k8s.api.networking.v1.IngressRule` (proto `k8s.io.api.networking.v1.IngressRule`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressRule {
     /// host is the fully qualified domain name of a network host, as defined by RFC 3986. Note the following deviations from the "host" part of the URI as defined in RFC 3986: 1. IPs are not allowed. Currently an IngressRuleValue can only apply to
     ///    the IP in the Spec of the parent Ingress.
@@ -754,11 +970,24 @@ pub struct IngressRule {
     /// Both these may change in the future. Incoming requests are matched against the host before the IngressRuleValue. If the host is unspecified, the Ingress routes all traffic based on the specified IngressRuleValue.
     ///
     /// host can be "precise" which is a domain name without the terminating dot of a network host (e.g. "foo.bar.com") or "wildcard", which is a domain name prefixed with a single wildcard label (e.g. "*.foo.com"). The wildcard character '*' must appear by itself as the first DNS label and matches only a single label. You cannot have a wildcard label by itself (e.g. Host == "*"). Requests will be matched against the Host field in the following way: 1. If host is precise, the request matches this rule if the http host header is equal to Host. 2. If host is a wildcard, then the request matches this rule if the http host header is to equal to the suffix (removing the first label) of the wildcard rule.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host: Option<String>,
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub http: Option<crate::api::networking::v1::HTTPIngressRuleValue>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.host) { w.field("host"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host, w); }
+        if !Option::is_none(&self.http) { w.field("http"); ::kapi_apimachinery::write::WriteJson::write_json(&self.http, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressRule {
@@ -795,11 +1024,24 @@ impl<'de> ::serde::Deserialize<'de> for IngressRule {
 /// one of the following must be set.
 ///
 /// Generated from proto `k8s.io.api.networking.v1.IngressRuleValue`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressRuleValue {
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub http: Option<crate::api::networking::v1::HTTPIngressRuleValue>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressRuleValue {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.http) { w.field("http"); ::kapi_apimachinery::write::WriteJson::write_json(&self.http, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressRuleValue {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressRuleValue {
@@ -831,13 +1073,27 @@ impl<'de> ::serde::Deserialize<'de> for IngressRuleValue {
 /// IngressServiceBackend references a Kubernetes Service as a Backend.
 ///
 /// Generated from `io.k8s.api.networking.v1.IngressServiceBackend` (proto `k8s.io.api.networking.v1.IngressServiceBackend`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressServiceBackend {
     /// name is the referenced service. The service must exist in the same namespace as the Ingress object.
     pub name: String,
     /// port of the referenced service. A port name or port number is required for a IngressServiceBackend.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub port: Option<crate::api::networking::v1::ServiceBackendPort>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressServiceBackend {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("port"); ::kapi_apimachinery::go::opt_or_default(&self.port, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressServiceBackend {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressServiceBackend {
@@ -871,20 +1127,33 @@ impl<'de> ::serde::Deserialize<'de> for IngressServiceBackend {
 /// IngressSpec describes the Ingress the user wishes to exist.
 ///
 /// Generated from `io.k8s.api.networking.v1.IngressSpec` (proto `k8s.io.api.networking.v1.IngressSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressSpec {
     /// ingressClassName is the name of an IngressClass cluster resource. Ingress controller implementations use this field to know whether they should be serving this Ingress resource, by a transitive connection (controller -> IngressClass -> Ingress resource). Although the `kubernetes.io/ingress.class` annotation (simple constant name) was never formally defined, it was widely supported by Ingress controllers to create a direct binding between Ingress controller and Ingress resources. Newly created Ingress resources should prefer using the field. However, even though the annotation is officially deprecated, for backwards compatibility reasons, ingress controllers should still honor that annotation if present.
-    #[serde(rename = "ingressClassName", skip_serializing_if = "Option::is_none")]
     pub ingress_class_name: Option<String>,
     /// defaultBackend is the backend that should handle requests that don't match any rule. If Rules are not specified, DefaultBackend must be specified. If DefaultBackend is not set, the handling of requests that do not match any of the rules will be up to the Ingress controller.
-    #[serde(rename = "defaultBackend", skip_serializing_if = "Option::is_none")]
     pub default_backend: Option<crate::api::networking::v1::IngressBackend>,
     /// tls represents the TLS configuration. Currently the Ingress only supports a single TLS port, 443. If multiple members of this list specify different hosts, they will be multiplexed on the same port according to the hostname specified through the SNI TLS extension, if the ingress controller fulfilling the ingress supports SNI.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tls: Vec<crate::api::networking::v1::IngressTLS>,
     /// rules is a list of host rules used to configure the Ingress. If unspecified, or no rule matches, all traffic is sent to the default backend.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<crate::api::networking::v1::IngressRule>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.ingress_class_name) { w.field("ingressClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ingress_class_name, w); }
+        if !Option::is_none(&self.default_backend) { w.field("defaultBackend"); ::kapi_apimachinery::write::WriteJson::write_json(&self.default_backend, w); }
+        if !Vec::is_empty(&self.tls) { w.field("tls"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tls, w); }
+        if !Vec::is_empty(&self.rules) { w.field("rules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rules, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressSpec {
@@ -922,11 +1191,24 @@ impl<'de> ::serde::Deserialize<'de> for IngressSpec {
 /// IngressStatus describe the current state of the Ingress.
 ///
 /// Generated from `io.k8s.api.networking.v1.IngressStatus` (proto `k8s.io.api.networking.v1.IngressStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressStatus {
     /// loadBalancer contains the current status of the load-balancer.
-    #[serde(rename = "loadBalancer", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub load_balancer: Option<crate::api::networking::v1::IngressLoadBalancerStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("loadBalancer"); ::kapi_apimachinery::go::opt_or_default(&self.load_balancer, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressStatus {
@@ -958,14 +1240,27 @@ impl<'de> ::serde::Deserialize<'de> for IngressStatus {
 /// IngressTLS describes the transport layer security associated with an ingress.
 ///
 /// Generated from `io.k8s.api.networking.v1.IngressTLS` (proto `k8s.io.api.networking.v1.IngressTLS`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressTLS {
     /// hosts is a list of hosts included in the TLS certificate. The values in this list must match the name/s used in the tlsSecret. Defaults to the wildcard host setting for the loadbalancer controller fulfilling this Ingress, if left unspecified.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
     /// secretName is the name of the secret used to terminate TLS traffic on port 443. Field is left optional to allow TLS routing based on SNI hostname alone. If the SNI host in a listener conflicts with the "Host" header field used by an IngressRule, the SNI host is used for termination and value of the "Host" header is used for routing.
-    #[serde(rename = "secretName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub secret_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressTLS {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.hosts) { w.field("hosts"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hosts, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.secret_name) { w.field("secretName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressTLS {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressTLS {
@@ -999,20 +1294,33 @@ impl<'de> ::serde::Deserialize<'de> for IngressTLS {
 /// NetworkPolicy describes what network traffic is allowed for a set of Pods
 ///
 /// Generated from `io.k8s.api.networking.v1.NetworkPolicy` (proto `k8s.io.api.networking.v1.NetworkPolicy`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicy {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec represents the specification of the desired behavior for this NetworkPolicy.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::networking::v1::NetworkPolicySpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicy {
@@ -1050,14 +1358,27 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicy {
 /// NetworkPolicyEgressRule describes a particular set of traffic that is allowed out of pods matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and to. This type is beta-level in 1.8
 ///
 /// Generated from `io.k8s.api.networking.v1.NetworkPolicyEgressRule` (proto `k8s.io.api.networking.v1.NetworkPolicyEgressRule`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyEgressRule {
     /// ports is a list of destination ports for outgoing traffic. Each item in this list is combined using a logical OR. If this field is empty or missing, this rule matches all ports (traffic not restricted by port). If this field is present and contains at least one item, then this rule allows traffic only if the traffic matches at least one port in the list.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::networking::v1::NetworkPolicyPort>,
     /// to is a list of destinations for outgoing traffic of pods selected for this rule. Items in this list are combined using a logical OR operation. If this field is empty or missing, this rule matches all destinations (traffic not restricted by destination). If this field is present and contains at least one item, this rule allows traffic only if the traffic matches at least one item in the to list.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub to: Vec<crate::api::networking::v1::NetworkPolicyPeer>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicyEgressRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        if !Vec::is_empty(&self.to) { w.field("to"); ::kapi_apimachinery::write::WriteJson::write_json(&self.to, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicyEgressRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyEgressRule {
@@ -1091,14 +1412,27 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicyEgressRule {
 /// NetworkPolicyIngressRule describes a particular set of traffic that is allowed to the pods matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and from.
 ///
 /// Generated from `io.k8s.api.networking.v1.NetworkPolicyIngressRule` (proto `k8s.io.api.networking.v1.NetworkPolicyIngressRule`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyIngressRule {
     /// ports is a list of ports which should be made accessible on the pods selected for this rule. Each item in this list is combined using a logical OR. If this field is empty or missing, this rule matches all ports (traffic not restricted by port). If this field is present and contains at least one item, then this rule allows traffic only if the traffic matches at least one port in the list.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::networking::v1::NetworkPolicyPort>,
     /// from is a list of sources which should be able to access the pods selected for this rule. Items in this list are combined using a logical OR operation. If this field is empty or missing, this rule matches all sources (traffic not restricted by source). If this field is present and contains at least one item, this rule allows traffic only if the traffic matches at least one item in the from list.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub from: Vec<crate::api::networking::v1::NetworkPolicyPeer>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicyIngressRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        if !Vec::is_empty(&self.from) { w.field("from"); ::kapi_apimachinery::write::WriteJson::write_json(&self.from, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicyIngressRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyIngressRule {
@@ -1132,20 +1466,33 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicyIngressRule {
 /// NetworkPolicyList is a list of NetworkPolicy objects.
 ///
 /// Generated from `io.k8s.api.networking.v1.NetworkPolicyList` (proto `k8s.io.api.networking.v1.NetworkPolicyList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a list of schema objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::networking::v1::NetworkPolicy>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicyList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicyList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyList {
@@ -1183,21 +1530,34 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicyList {
 /// NetworkPolicyPeer describes a peer to allow traffic to/from. Only certain combinations of fields are allowed
 ///
 /// Generated from `io.k8s.api.networking.v1.NetworkPolicyPeer` (proto `k8s.io.api.networking.v1.NetworkPolicyPeer`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyPeer {
     /// podSelector is a label selector which selects pods. This field follows standard label selector semantics; if present but empty, it selects all pods.
     ///
     /// If namespaceSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the Namespaces selected by NamespaceSelector. Otherwise it selects the pods matching podSelector in the policy's own namespace.
-    #[serde(rename = "podSelector", skip_serializing_if = "Option::is_none")]
     pub pod_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// namespaceSelector selects namespaces using cluster-scoped labels. This field follows standard label selector semantics; if present but empty, it selects all namespaces.
     ///
     /// If podSelector is also set, then the NetworkPolicyPeer as a whole selects the pods matching podSelector in the namespaces selected by namespaceSelector. Otherwise it selects all pods in the namespaces selected by namespaceSelector.
-    #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// ipBlock defines policy on a particular IPBlock. If this field is set then neither of the other fields can be.
-    #[serde(rename = "ipBlock", skip_serializing_if = "Option::is_none")]
     pub ip_block: Option<crate::api::networking::v1::IPBlock>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicyPeer {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.pod_selector) { w.field("podSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_selector, w); }
+        if !Option::is_none(&self.namespace_selector) { w.field("namespaceSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace_selector, w); }
+        if !Option::is_none(&self.ip_block) { w.field("ipBlock"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ip_block, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicyPeer {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyPeer {
@@ -1233,17 +1593,30 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicyPeer {
 /// NetworkPolicyPort describes a port to allow traffic on
 ///
 /// Generated from `io.k8s.api.networking.v1.NetworkPolicyPort` (proto `k8s.io.api.networking.v1.NetworkPolicyPort`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicyPort {
     /// protocol represents the protocol (TCP, UDP, or SCTP) which traffic must match. If not specified, this field defaults to TCP.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// port represents the port on the given protocol. This can either be a numerical or named port on a pod. If this field is not provided, this matches all port names and numbers. If present, only traffic on the specified protocol AND port will be matched.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<::kapi_apimachinery::IntOrString>,
     /// endPort indicates that the range of ports from port to endPort if set, inclusive, should be allowed by the policy. This field cannot be defined if the port field is not defined or if the port field is defined as a named (string) port. The endPort must be equal or greater than port.
-    #[serde(rename = "endPort", skip_serializing_if = "Option::is_none")]
     pub end_port: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicyPort {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.protocol) { w.field("protocol"); ::kapi_apimachinery::write::WriteJson::write_json(&self.protocol, w); }
+        if !Option::is_none(&self.port) { w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w); }
+        if !Option::is_none(&self.end_port) { w.field("endPort"); ::kapi_apimachinery::write::WriteJson::write_json(&self.end_port, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicyPort {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyPort {
@@ -1279,20 +1652,33 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicyPort {
 /// NetworkPolicySpec provides the specification of a NetworkPolicy
 ///
 /// Generated from `io.k8s.api.networking.v1.NetworkPolicySpec` (proto `k8s.io.api.networking.v1.NetworkPolicySpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkPolicySpec {
     /// podSelector selects the pods to which this NetworkPolicy object applies. The array of rules is applied to any pods selected by this field. An empty selector matches all pods in the policy's namespace. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is optional. If it is not specified, it defaults to an empty selector.
-    #[serde(rename = "podSelector", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub pod_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// ingress is a list of ingress rules to be applied to the selected pods. Traffic is allowed to a pod if there are no NetworkPolicies selecting the pod (and cluster policy otherwise allows the traffic), OR if the traffic source is the pod's local node, OR if the traffic matches at least one ingress rule across all of the NetworkPolicy objects whose podSelector matches the pod. If this field is empty then this NetworkPolicy does not allow any traffic (and serves solely to ensure that the pods it selects are isolated by default)
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ingress: Vec<crate::api::networking::v1::NetworkPolicyIngressRule>,
     /// egress is a list of egress rules to be applied to the selected pods. Outgoing traffic is allowed if there are no NetworkPolicies selecting the pod (and cluster policy otherwise allows the traffic), OR if the traffic matches at least one egress rule across all of the NetworkPolicy objects whose podSelector matches the pod. If this field is empty then this NetworkPolicy limits all outgoing traffic (and serves solely to ensure that the pods it selects are isolated by default). This field is beta-level in 1.8
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub egress: Vec<crate::api::networking::v1::NetworkPolicyEgressRule>,
     /// policyTypes is a list of rule types that the NetworkPolicy relates to. Valid options are ["Ingress"], ["Egress"], or ["Ingress", "Egress"]. If this field is not specified, it will default based on the existence of ingress or egress rules; policies that contain an egress section are assumed to affect egress, and all policies (whether or not they contain an ingress section) are assumed to affect ingress. If you want to write an egress-only policy, you must explicitly specify policyTypes [ "Egress" ]. Likewise, if you want to write a policy that specifies that no egress is allowed, you must specify a policyTypes value that include "Egress" (since such a policy would not include an egress section and would otherwise default to just [ "Ingress" ]). This field is beta-level in 1.8
-    #[serde(rename = "policyTypes", skip_serializing_if = "Vec::is_empty")]
     pub policy_types: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkPolicySpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("podSelector"); ::kapi_apimachinery::go::opt_or_default(&self.pod_selector, w);
+        if !Vec::is_empty(&self.ingress) { w.field("ingress"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ingress, w); }
+        if !Vec::is_empty(&self.egress) { w.field("egress"); ::kapi_apimachinery::write::WriteJson::write_json(&self.egress, w); }
+        if !Vec::is_empty(&self.policy_types) { w.field("policyTypes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.policy_types, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkPolicySpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkPolicySpec {
@@ -1330,20 +1716,33 @@ impl<'de> ::serde::Deserialize<'de> for NetworkPolicySpec {
 /// ParentReference describes a reference to a parent object.
 ///
 /// Generated from `io.k8s.api.networking.v1.ParentReference` (proto `k8s.io.api.networking.v1.ParentReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParentReference {
     /// Group is the group of the object being referenced.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub group: Option<String>,
     /// Resource is the resource of the object being referenced.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub resource: String,
     /// Namespace is the namespace of the object being referenced.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
     /// Name is the name of the object being referenced.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ParentReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.group) { w.field("group"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group, w); }
+        if !::kapi_apimachinery::go::is_zero(&self.resource) { w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        if !::kapi_apimachinery::go::is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ParentReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ParentReference {
@@ -1381,14 +1780,27 @@ impl<'de> ::serde::Deserialize<'de> for ParentReference {
 /// ServiceBackendPort is the service port being referenced.
 ///
 /// Generated from `io.k8s.api.networking.v1.ServiceBackendPort` (proto `k8s.io.api.networking.v1.ServiceBackendPort`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceBackendPort {
     /// name is the name of the port on the Service. This is a mutually exclusive setting with "Number".
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// number is the numerical port number (e.g. 80) on the Service. This is a mutually exclusive setting with "Name".
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub number: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceBackendPort {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.number) { w.field("number"); ::kapi_apimachinery::write::WriteJson::write_json(&self.number, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceBackendPort {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceBackendPort {
@@ -1422,23 +1834,36 @@ impl<'de> ::serde::Deserialize<'de> for ServiceBackendPort {
 /// ServiceCIDR defines a range of IP addresses using CIDR format (e.g. 192.168.0.0/24 or 2001:db2::/64). This range is used to allocate ClusterIPs to Service objects.
 ///
 /// Generated from `io.k8s.api.networking.v1.ServiceCIDR` (proto `k8s.io.api.networking.v1.ServiceCIDR`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceCIDR {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec is the desired state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::networking::v1::ServiceCIDRSpec>,
     /// status represents the current state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::networking::v1::ServiceCIDRStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceCIDR {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceCIDR {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceCIDR {
@@ -1478,20 +1903,33 @@ impl<'de> ::serde::Deserialize<'de> for ServiceCIDR {
 /// ServiceCIDRList contains a list of ServiceCIDR objects.
 ///
 /// Generated from `io.k8s.api.networking.v1.ServiceCIDRList` (proto `k8s.io.api.networking.v1.ServiceCIDRList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceCIDRList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of ServiceCIDRs.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::networking::v1::ServiceCIDR>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceCIDRList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceCIDRList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceCIDRList {
@@ -1529,11 +1967,24 @@ impl<'de> ::serde::Deserialize<'de> for ServiceCIDRList {
 /// ServiceCIDRSpec define the CIDRs the user wants to use for allocating ClusterIPs for Services.
 ///
 /// Generated from `io.k8s.api.networking.v1.ServiceCIDRSpec` (proto `k8s.io.api.networking.v1.ServiceCIDRSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceCIDRSpec {
     /// CIDRs defines the IP blocks in CIDR notation (e.g. "192.168.0.0/24" or "2001:db8::/64") from which to assign service cluster IPs. Max of two CIDRs is allowed, one of each IP family. This field is immutable.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cidrs: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceCIDRSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.cidrs) { w.field("cidrs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cidrs, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceCIDRSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceCIDRSpec {
@@ -1565,11 +2016,24 @@ impl<'de> ::serde::Deserialize<'de> for ServiceCIDRSpec {
 /// ServiceCIDRStatus describes the current state of the ServiceCIDR.
 ///
 /// Generated from `io.k8s.api.networking.v1.ServiceCIDRStatus` (proto `k8s.io.api.networking.v1.ServiceCIDRStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceCIDRStatus {
     /// conditions holds an array of metav1.Condition that describe the state of the ServiceCIDR. Current service state
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceCIDRStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceCIDRStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceCIDRStatus {

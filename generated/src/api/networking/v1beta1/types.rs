@@ -4,14 +4,13 @@
 /// path are forwarded to the backend.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.HTTPIngressPath`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HTTPIngressPath {
     /// path is matched against the path of an incoming request. Currently it can
     /// contain characters disallowed from the conventional "path" part of a URL
     /// as defined by RFC 3986. Paths must begin with a '/' and must be present
     /// when using PathType with value "Exact" or "Prefix".
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub path: Option<String>,
     /// pathType determines the interpretation of the path matching. PathType can
     /// be one of the following values:
@@ -28,12 +27,26 @@ pub struct HTTPIngressPath {
     ///   or treat it identically to Prefix or Exact path types.
     /// Implementations are required to support all path types.
     /// Defaults to ImplementationSpecific.
-    #[serde(rename = "pathType", skip_serializing_if = "Option::is_none")]
     pub path_type: Option<String>,
     /// backend defines the referenced service endpoint to which the traffic
     /// will be forwarded to.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub backend: Option<crate::api::networking::v1beta1::IngressBackend>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HTTPIngressPath {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        if !Option::is_none(&self.path_type) { w.field("pathType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path_type, w); }
+        w.field("backend"); ::kapi_apimachinery::go::opt_or_default(&self.backend, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HTTPIngressPath {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HTTPIngressPath {
@@ -73,12 +86,25 @@ impl<'de> ::serde::Deserialize<'de> for HTTPIngressPath {
 /// or '#'.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.HTTPIngressRuleValue`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HTTPIngressRuleValue {
     /// paths is a collection of paths that map requests to backends.
     /// +listType=atomic
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub paths: Vec<crate::api::networking::v1beta1::HTTPIngressPath>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for HTTPIngressRuleValue {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("paths"); ::kapi_apimachinery::go::vec_or_null(&self.paths, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for HTTPIngressRuleValue {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for HTTPIngressRuleValue {
@@ -110,19 +136,33 @@ impl<'de> ::serde::Deserialize<'de> for HTTPIngressRuleValue {
 /// IPAddress represents a single IP of a single IP Family. The object is designed to be used by APIs that operate on IP addresses. The object is used by the Service core API for allocation of IP addresses. An IP address can be represented in different formats, to guarantee the uniqueness of the IP, the name of the object is the IP address in canonical format, four decimal digits separated by dots suppressing leading zeros for IPv4 and the representation defined by RFC 5952 for IPv6. Valid: 192.168.1.5 or 2001:db8::1 or 2001:db8:aaaa:bbbb:cccc:dddd:eeee:1 Invalid: 10.01.2.3 or 2001:db8:0:0:0::1
 ///
 /// Generated from `io.k8s.api.networking.v1beta1.IPAddress` (proto `k8s.io.api.networking.v1beta1.IPAddress`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IPAddress {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     pub spec: crate::api::networking::v1beta1::IPAddressSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IPAddress {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IPAddress {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IPAddress {
@@ -160,20 +200,33 @@ impl<'de> ::serde::Deserialize<'de> for IPAddress {
 /// IPAddressList contains a list of IPAddress.
 ///
 /// Generated from `io.k8s.api.networking.v1beta1.IPAddressList` (proto `k8s.io.api.networking.v1beta1.IPAddressList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IPAddressList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of IPAddresses.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::networking::v1beta1::IPAddress>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IPAddressList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IPAddressList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IPAddressList {
@@ -211,11 +264,24 @@ impl<'de> ::serde::Deserialize<'de> for IPAddressList {
 /// IPAddressSpec describe the attributes in an IP Address.
 ///
 /// Generated from `io.k8s.api.networking.v1beta1.IPAddressSpec` (proto `k8s.io.api.networking.v1beta1.IPAddressSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IPAddressSpec {
     /// ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object.
-    #[serde(rename = "parentRef", skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub parent_ref: crate::api::networking::v1beta1::ParentReference,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IPAddressSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::is_zero(&self.parent_ref) { w.field("parentRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parent_ref, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IPAddressSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IPAddressSpec {
@@ -250,29 +316,42 @@ impl<'de> ::serde::Deserialize<'de> for IPAddressSpec {
 /// based virtual hosting etc.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.Ingress`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Ingress {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec is the desired state of the Ingress.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::networking::v1beta1::IngressSpec>,
     /// status is the current state of the Ingress.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::networking::v1beta1::IngressStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Ingress {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Ingress {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Ingress {
@@ -312,22 +391,35 @@ impl<'de> ::serde::Deserialize<'de> for Ingress {
 /// IngressBackend describes all endpoints for a given service and port.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.IngressBackend`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressBackend {
     /// serviceName specifies the name of the referenced service.
     /// +optional
-    #[serde(rename = "serviceName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub service_name: Option<String>,
     /// servicePort Specifies the port of the referenced service.
     /// +optional
-    #[serde(rename = "servicePort", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub service_port: Option<::kapi_apimachinery::IntOrString>,
     /// resource is an ObjectRef to another Kubernetes resource in the namespace
     /// of the Ingress object. If resource is specified, serviceName and servicePort
     /// must not be specified.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::api::core::v1::TypedLocalObjectReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressBackend {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.service_name) { w.field("serviceName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_name, w); }
+        w.field("servicePort"); ::kapi_apimachinery::go::opt_or_default(&self.service_port, w);
+        if !Option::is_none(&self.resource) { w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressBackend {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressBackend {
@@ -367,24 +459,37 @@ impl<'de> ::serde::Deserialize<'de> for IngressBackend {
 /// resources without a class specified will be assigned this default class.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.IngressClass`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressClass {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec is the desired state of the IngressClass.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::networking::v1beta1::IngressClassSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressClass {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressClass {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressClass {
@@ -422,21 +527,34 @@ impl<'de> ::serde::Deserialize<'de> for IngressClass {
 /// IngressClassList is a collection of IngressClasses.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.IngressClassList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressClassList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of IngressClasses.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::networking::v1beta1::IngressClass>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressClassList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressClassList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressClassList {
@@ -475,23 +593,20 @@ impl<'de> ::serde::Deserialize<'de> for IngressClassList {
 /// to specify a cluster or namespace-scoped resource.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.IngressClassParametersReference`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressClassParametersReference {
     /// apiGroup is the group for the resource being referenced. If APIGroup is
     /// not specified, the specified Kind must be in the core API group. For any
     /// other third-party types, APIGroup is required.
     /// +optional
-    #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
     pub api_group: Option<String>,
     /// kind is the type of resource being referenced.
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kind: Option<String>,
     /// name is the name of resource being referenced.
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// scope represents if this refers to a cluster or namespace scoped resource.
     /// This may be set to "Cluster" (default) or "Namespace".
@@ -500,8 +615,25 @@ pub struct IngressClassParametersReference {
     /// required when scope is set to "Namespace" and must be unset when scope is set to
     /// "Cluster".
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressClassParametersReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.api_group) { w.field("apiGroup"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_group, w); }
+        w.field("kind"); ::kapi_apimachinery::go::opt_or_default(&self.kind, w);
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        w.field("scope"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scope, w);
+        if !Option::is_none(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressClassParametersReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressClassParametersReference {
@@ -541,7 +673,7 @@ impl<'de> ::serde::Deserialize<'de> for IngressClassParametersReference {
 /// IngressClassSpec provides information about the class of an Ingress.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.IngressClassSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressClassSpec {
     /// controller refers to the name of the controller that should handle this
     /// class. This allows for different "flavors" that are controlled by the
@@ -549,15 +681,28 @@ pub struct IngressClassSpec {
     /// same implementing controller. This should be specified as a
     /// domain-prefixed path no more than 250 characters in length, e.g.
     /// "acme.io/ingress-controller". This field is immutable.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub controller: Option<String>,
     /// parameters is a link to a custom resource containing additional
     /// configuration for the controller. This is optional if the controller does
     /// not require extra parameters.
     /// +optional
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub parameters: Option<crate::api::networking::v1beta1::IngressClassParametersReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressClassSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.controller) { w.field("controller"); ::kapi_apimachinery::write::WriteJson::write_json(&self.controller, w); }
+        if !Option::is_none(&self.parameters) { w.field("parameters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parameters, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressClassSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressClassSpec {
@@ -591,22 +736,35 @@ impl<'de> ::serde::Deserialize<'de> for IngressClassSpec {
 /// IngressList is a collection of Ingress.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.IngressList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of Ingress.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::networking::v1beta1::Ingress>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressList {
@@ -644,21 +802,34 @@ impl<'de> ::serde::Deserialize<'de> for IngressList {
 /// IngressLoadBalancerIngress represents the status of a load-balancer ingress point.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.IngressLoadBalancerIngress`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressLoadBalancerIngress {
     /// ip is set for load-balancer ingress points that are IP based.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub ip: Option<String>,
     /// hostname is set for load-balancer ingress points that are DNS based.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub hostname: Option<String>,
     /// ports provides information about the ports exposed by this LoadBalancer.
     /// +listType=atomic
     /// +optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<crate::api::networking::v1beta1::IngressPortStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressLoadBalancerIngress {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.ip) { w.field("ip"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ip, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.hostname) { w.field("hostname"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hostname, w); }
+        if !Vec::is_empty(&self.ports) { w.field("ports"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ports, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressLoadBalancerIngress {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressLoadBalancerIngress {
@@ -694,13 +865,26 @@ impl<'de> ::serde::Deserialize<'de> for IngressLoadBalancerIngress {
 /// LoadBalancerStatus represents the status of a load-balancer.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.IngressLoadBalancerStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressLoadBalancerStatus {
     /// ingress is a list containing ingress points for the load-balancer.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ingress: Vec<crate::api::networking::v1beta1::IngressLoadBalancerIngress>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressLoadBalancerStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.ingress) { w.field("ingress"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ingress, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressLoadBalancerStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressLoadBalancerStatus {
@@ -732,14 +916,12 @@ impl<'de> ::serde::Deserialize<'de> for IngressLoadBalancerStatus {
 /// IngressPortStatus represents the error condition of a service port
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.IngressPortStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressPortStatus {
     /// port is the port number of the ingress port.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub port: Option<i32>,
     /// protocol is the protocol of the ingress port.
     /// The supported values are: "TCP", "UDP", "SCTP"
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub protocol: Option<String>,
     /// error is to record the problem with the service port
     /// The format of the error shall comply with the following rules:
@@ -753,8 +935,23 @@ pub struct IngressPortStatus {
     /// +kubebuilder:validation:Required
     /// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`
     /// +kubebuilder:validation:MaxLength=316
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressPortStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("port"); ::kapi_apimachinery::go::opt_or_default(&self.port, w);
+        w.field("protocol"); ::kapi_apimachinery::go::opt_or_default(&self.protocol, w);
+        if !Option::is_none(&self.error) { w.field("error"); ::kapi_apimachinery::write::WriteJson::write_json(&self.error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressPortStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressPortStatus {
@@ -792,7 +989,7 @@ impl<'de> ::serde::Deserialize<'de> for IngressPortStatus {
 /// match, then routed to the backend associated with the matching IngressRuleValue.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.IngressRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressRule {
     /// host is the fully qualified domain name of a network host, as defined by RFC 3986.
     /// Note the following deviations from the "host" part of the
@@ -817,11 +1014,24 @@ pub struct IngressRule {
     /// 2. If Host is a wildcard, then the request matches this rule if the http host header
     /// is to equal to the suffix (removing the first label) of the wildcard rule.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub host: Option<String>,
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub http: Option<crate::api::networking::v1beta1::HTTPIngressRuleValue>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.host) { w.field("host"); ::kapi_apimachinery::write::WriteJson::write_json(&self.host, w); }
+        if !Option::is_none(&self.http) { w.field("http"); ::kapi_apimachinery::write::WriteJson::write_json(&self.http, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressRule {
@@ -858,11 +1068,24 @@ impl<'de> ::serde::Deserialize<'de> for IngressRule {
 /// one of the following must be set.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.IngressRuleValue`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressRuleValue {
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub http: Option<crate::api::networking::v1beta1::HTTPIngressRuleValue>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressRuleValue {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.http) { w.field("http"); ::kapi_apimachinery::write::WriteJson::write_json(&self.http, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressRuleValue {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressRuleValue {
@@ -894,7 +1117,7 @@ impl<'de> ::serde::Deserialize<'de> for IngressRuleValue {
 /// IngressSpec describes the Ingress the user wishes to exist.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.IngressSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressSpec {
     /// ingressClassName is the name of the IngressClass cluster resource. The
     /// associated IngressClass defines which controller will implement the
@@ -907,14 +1130,12 @@ pub struct IngressSpec {
     /// be used to set a default value for this field. For more information,
     /// refer to the IngressClass documentation.
     /// +optional
-    #[serde(rename = "ingressClassName", skip_serializing_if = "Option::is_none")]
     pub ingress_class_name: Option<String>,
     /// backend is the default backend capable of servicing requests that don't match any
     /// rule. At least one of 'backend' or 'rules' must be specified. This field
     /// is optional to allow the loadbalancer controller or defaulting logic to
     /// specify a global default.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub backend: Option<crate::api::networking::v1beta1::IngressBackend>,
     /// tls represents the TLS configuration. Currently the Ingress only supports a
     /// single TLS port, 443. If multiple members of this list specify different hosts,
@@ -923,14 +1144,29 @@ pub struct IngressSpec {
     /// ingress supports SNI.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tls: Vec<crate::api::networking::v1beta1::IngressTLS>,
     /// rules is a list of host rules used to configure the Ingress. If unspecified, or
     /// no rule matches, all traffic is sent to the default backend.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<crate::api::networking::v1beta1::IngressRule>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.ingress_class_name) { w.field("ingressClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ingress_class_name, w); }
+        if !Option::is_none(&self.backend) { w.field("backend"); ::kapi_apimachinery::write::WriteJson::write_json(&self.backend, w); }
+        if !Vec::is_empty(&self.tls) { w.field("tls"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tls, w); }
+        if !Vec::is_empty(&self.rules) { w.field("rules"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rules, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressSpec {
@@ -968,12 +1204,25 @@ impl<'de> ::serde::Deserialize<'de> for IngressSpec {
 /// IngressStatus describes the current state of the Ingress.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.IngressStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressStatus {
     /// loadBalancer contains the current status of the load-balancer.
     /// +optional
-    #[serde(rename = "loadBalancer", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub load_balancer: Option<crate::api::networking::v1beta1::IngressLoadBalancerStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("loadBalancer"); ::kapi_apimachinery::go::opt_or_default(&self.load_balancer, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressStatus {
@@ -1005,7 +1254,7 @@ impl<'de> ::serde::Deserialize<'de> for IngressStatus {
 /// IngressTLS describes the transport layer security associated with an Ingress.
 ///
 /// Generated from proto `k8s.io.api.networking.v1beta1.IngressTLS`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IngressTLS {
     /// hosts is a list of hosts included in the TLS certificate. The values in
     /// this list must match the name/s used in the tlsSecret. Defaults to the
@@ -1013,7 +1262,6 @@ pub struct IngressTLS {
     /// Ingress, if left unspecified.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
     /// secretName is the name of the secret used to terminate TLS traffic on
     /// port 443. Field is left optional to allow TLS routing based on SNI
@@ -1021,8 +1269,22 @@ pub struct IngressTLS {
     /// header field used by an IngressRule, the SNI host is used for termination
     /// and value of the Host header is used for routing.
     /// +optional
-    #[serde(rename = "secretName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub secret_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for IngressTLS {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.hosts) { w.field("hosts"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hosts, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.secret_name) { w.field("secretName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.secret_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for IngressTLS {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for IngressTLS {
@@ -1056,20 +1318,33 @@ impl<'de> ::serde::Deserialize<'de> for IngressTLS {
 /// ParentReference describes a reference to a parent object.
 ///
 /// Generated from `io.k8s.api.networking.v1beta1.ParentReference` (proto `k8s.io.api.networking.v1beta1.ParentReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParentReference {
     /// Group is the group of the object being referenced.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub group: Option<String>,
     /// Resource is the resource of the object being referenced.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub resource: String,
     /// Namespace is the namespace of the object being referenced.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
     /// Name is the name of the object being referenced.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ParentReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.group) { w.field("group"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group, w); }
+        if !::kapi_apimachinery::go::is_zero(&self.resource) { w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        if !::kapi_apimachinery::go::is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ParentReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ParentReference {
@@ -1107,23 +1382,36 @@ impl<'de> ::serde::Deserialize<'de> for ParentReference {
 /// ServiceCIDR defines a range of IP addresses using CIDR format (e.g. 192.168.0.0/24 or 2001:db2::/64). This range is used to allocate ClusterIPs to Service objects.
 ///
 /// Generated from `io.k8s.api.networking.v1beta1.ServiceCIDR` (proto `k8s.io.api.networking.v1beta1.ServiceCIDR`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceCIDR {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec is the desired state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::networking::v1beta1::ServiceCIDRSpec>,
     /// status represents the current state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::networking::v1beta1::ServiceCIDRStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceCIDR {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceCIDR {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceCIDR {
@@ -1163,20 +1451,33 @@ impl<'de> ::serde::Deserialize<'de> for ServiceCIDR {
 /// ServiceCIDRList contains a list of ServiceCIDR objects.
 ///
 /// Generated from `io.k8s.api.networking.v1beta1.ServiceCIDRList` (proto `k8s.io.api.networking.v1beta1.ServiceCIDRList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceCIDRList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of ServiceCIDRs.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::networking::v1beta1::ServiceCIDR>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceCIDRList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceCIDRList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceCIDRList {
@@ -1214,11 +1515,24 @@ impl<'de> ::serde::Deserialize<'de> for ServiceCIDRList {
 /// ServiceCIDRSpec define the CIDRs the user wants to use for allocating ClusterIPs for Services.
 ///
 /// Generated from `io.k8s.api.networking.v1beta1.ServiceCIDRSpec` (proto `k8s.io.api.networking.v1beta1.ServiceCIDRSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceCIDRSpec {
     /// CIDRs defines the IP blocks in CIDR notation (e.g. "192.168.0.0/24" or "2001:db8::/64") from which to assign service cluster IPs. Max of two CIDRs is allowed, one of each IP family. This field is immutable.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cidrs: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceCIDRSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.cidrs) { w.field("cidrs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cidrs, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceCIDRSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceCIDRSpec {
@@ -1250,11 +1564,24 @@ impl<'de> ::serde::Deserialize<'de> for ServiceCIDRSpec {
 /// ServiceCIDRStatus describes the current state of the ServiceCIDR.
 ///
 /// Generated from `io.k8s.api.networking.v1beta1.ServiceCIDRStatus` (proto `k8s.io.api.networking.v1beta1.ServiceCIDRStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceCIDRStatus {
     /// conditions holds an array of metav1.Condition that describe the state of the ServiceCIDR. Current service state
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceCIDRStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceCIDRStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceCIDRStatus {

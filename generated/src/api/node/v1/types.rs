@@ -3,11 +3,24 @@
 /// Overhead structure represents the resource overhead associated with running a pod.
 ///
 /// Generated from `io.k8s.api.node.v1.Overhead` (proto `k8s.io.api.node.v1.Overhead`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Overhead {
     /// podFixed represents the fixed resource overhead associated with running a pod.
-    #[serde(rename = "podFixed", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub pod_fixed: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Overhead {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::std::collections::BTreeMap::is_empty(&self.pod_fixed) { w.field("podFixed"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_fixed, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Overhead {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Overhead {
@@ -39,26 +52,40 @@ impl<'de> ::serde::Deserialize<'de> for Overhead {
 /// RuntimeClass defines a class of container runtime supported in the cluster. The RuntimeClass is used to determine which container runtime is used to run all containers in a pod. RuntimeClasses are manually defined by a user or cluster provisioner, and referenced in the PodSpec. The Kubelet is responsible for resolving the RuntimeClassName reference before running the pod.  For more details, see https://kubernetes.io/docs/concepts/containers/runtime-class/
 ///
 /// Generated from `io.k8s.api.node.v1.RuntimeClass` (proto `k8s.io.api.node.v1.RuntimeClass`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RuntimeClass {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// handler specifies the underlying runtime and configuration that the CRI implementation will use to handle pods of this class. The possible values are specific to the node & CRI configuration.  It is assumed that all handlers are available on every node, and handlers of the same name are equivalent on every node. For example, a handler called "runc" might specify that the runc OCI runtime (using native Linux containers) will be used to run the containers in a pod. The Handler must be lowercase, conform to the DNS Label (RFC 1123) requirements, and is immutable.
     pub handler: String,
     /// overhead represents the resource overhead associated with running a pod for a given RuntimeClass. For more details, see
     ///  https://kubernetes.io/docs/concepts/scheduling-eviction/pod-overhead/
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub overhead: Option<crate::api::node::v1::Overhead>,
     /// scheduling holds the scheduling constraints to ensure that pods running with this RuntimeClass are scheduled to nodes that support it. If scheduling is nil, this RuntimeClass is assumed to be supported by all nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduling: Option<crate::api::node::v1::Scheduling>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RuntimeClass {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("handler"); ::kapi_apimachinery::write::WriteJson::write_json(&self.handler, w);
+        if !Option::is_none(&self.overhead) { w.field("overhead"); ::kapi_apimachinery::write::WriteJson::write_json(&self.overhead, w); }
+        if !Option::is_none(&self.scheduling) { w.field("scheduling"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scheduling, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RuntimeClass {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RuntimeClass {
@@ -100,20 +127,33 @@ impl<'de> ::serde::Deserialize<'de> for RuntimeClass {
 /// RuntimeClassList is a list of RuntimeClass objects.
 ///
 /// Generated from `io.k8s.api.node.v1.RuntimeClassList` (proto `k8s.io.api.node.v1.RuntimeClassList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RuntimeClassList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a list of schema objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::node::v1::RuntimeClass>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RuntimeClassList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RuntimeClassList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RuntimeClassList {
@@ -151,14 +191,27 @@ impl<'de> ::serde::Deserialize<'de> for RuntimeClassList {
 /// Scheduling specifies the scheduling constraints for nodes supporting a RuntimeClass.
 ///
 /// Generated from `io.k8s.api.node.v1.Scheduling` (proto `k8s.io.api.node.v1.Scheduling`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Scheduling {
     /// nodeSelector lists labels that must be present on nodes that support this RuntimeClass. Pods using this RuntimeClass can only be scheduled to a node matched by this selector. The RuntimeClass nodeSelector is merged with a pod's existing nodeSelector. Any conflicts will cause the pod to be rejected in admission.
-    #[serde(rename = "nodeSelector", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub node_selector: ::std::collections::BTreeMap<String, String>,
     /// tolerations are appended (excluding duplicates) to pods running with this RuntimeClass during admission, effectively unioning the set of nodes tolerated by the pod and the RuntimeClass.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<crate::api::core::v1::Toleration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Scheduling {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::std::collections::BTreeMap::is_empty(&self.node_selector) { w.field("nodeSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_selector, w); }
+        if !Vec::is_empty(&self.tolerations) { w.field("tolerations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tolerations, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Scheduling {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Scheduling {

@@ -5,22 +5,35 @@
 /// created by POSTing to .../pods/<pod name>/evictions.
 ///
 /// Generated from proto `k8s.io.api.policy.v1beta1.Eviction`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Eviction {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// ObjectMeta describes the pod that is being evicted.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// DeleteOptions may be provided
     /// +optional
-    #[serde(rename = "deleteOptions", skip_serializing_if = "Option::is_none")]
     pub delete_options: Option<crate::apimachinery::pkg::apis::meta::v1::DeleteOptions>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Eviction {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        if !Option::is_none(&self.delete_options) { w.field("deleteOptions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.delete_options, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Eviction {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Eviction {
@@ -58,27 +71,40 @@ impl<'de> ::serde::Deserialize<'de> for Eviction {
 /// PodDisruptionBudget is an object to define the max disruption that can be caused to a collection of pods
 ///
 /// Generated from proto `k8s.io.api.policy.v1beta1.PodDisruptionBudget`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodDisruptionBudget {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the desired behavior of the PodDisruptionBudget.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::policy::v1beta1::PodDisruptionBudgetSpec>,
     /// Most recently observed status of the PodDisruptionBudget.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::policy::v1beta1::PodDisruptionBudgetStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodDisruptionBudget {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodDisruptionBudget {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodDisruptionBudget {
@@ -118,22 +144,35 @@ impl<'de> ::serde::Deserialize<'de> for PodDisruptionBudget {
 /// PodDisruptionBudgetList is a collection of PodDisruptionBudgets.
 ///
 /// Generated from proto `k8s.io.api.policy.v1beta1.PodDisruptionBudgetList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodDisruptionBudgetList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items list individual PodDisruptionBudget objects
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::policy::v1beta1::PodDisruptionBudget>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodDisruptionBudgetList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodDisruptionBudgetList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodDisruptionBudgetList {
@@ -171,14 +210,13 @@ impl<'de> ::serde::Deserialize<'de> for PodDisruptionBudgetList {
 /// PodDisruptionBudgetSpec is a description of a PodDisruptionBudget.
 ///
 /// Generated from proto `k8s.io.api.policy.v1beta1.PodDisruptionBudgetSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodDisruptionBudgetSpec {
     /// An eviction is allowed if at least "minAvailable" pods selected by
     /// "selector" will still be available after the eviction, i.e. even in the
     /// absence of the evicted pod.  So for example you can prevent all voluntary
     /// evictions by specifying "100%".
     /// +optional
-    #[serde(rename = "minAvailable", skip_serializing_if = "Option::is_none")]
     pub min_available: Option<::kapi_apimachinery::IntOrString>,
     /// Label query over pods whose evictions are managed by the disruption
     /// budget.
@@ -186,14 +224,12 @@ pub struct PodDisruptionBudgetSpec {
     /// An empty selector ({}) also selects no pods, which differs from standard behavior of selecting all pods.
     /// In policy/v1, an empty selector will select all pods in the namespace.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// An eviction is allowed if at most "maxUnavailable" pods selected by
     /// "selector" are unavailable after the eviction, i.e. even in absence of
     /// the evicted pod. For example, one can prevent all voluntary evictions
     /// by specifying 0. This is a mutually exclusive setting with "minAvailable".
     /// +optional
-    #[serde(rename = "maxUnavailable", skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<::kapi_apimachinery::IntOrString>,
     /// UnhealthyPodEvictionPolicy defines the criteria for when unhealthy pods
     /// should be considered for eviction. Current implementation considers healthy pods,
@@ -218,8 +254,24 @@ pub struct PodDisruptionBudgetSpec {
     /// Clients making eviction decisions should disallow eviction of unhealthy pods
     /// if they encounter an unrecognized policy in this field.
     /// +optional
-    #[serde(rename = "unhealthyPodEvictionPolicy", skip_serializing_if = "Option::is_none")]
     pub unhealthy_pod_eviction_policy: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodDisruptionBudgetSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.min_available) { w.field("minAvailable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_available, w); }
+        if !Option::is_none(&self.selector) { w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w); }
+        if !Option::is_none(&self.max_unavailable) { w.field("maxUnavailable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_unavailable, w); }
+        if !Option::is_none(&self.unhealthy_pod_eviction_policy) { w.field("unhealthyPodEvictionPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.unhealthy_pod_eviction_policy, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodDisruptionBudgetSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodDisruptionBudgetSpec {
@@ -258,12 +310,11 @@ impl<'de> ::serde::Deserialize<'de> for PodDisruptionBudgetSpec {
 /// PodDisruptionBudget. Status may trail the actual state of a system.
 ///
 /// Generated from proto `k8s.io.api.policy.v1beta1.PodDisruptionBudgetStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodDisruptionBudgetStatus {
     /// Most recent generation observed when updating this PDB status. DisruptionsAllowed and other
     /// status information is valid only if observedGeneration equals to PDB's object generation.
     /// +optional
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// DisruptedPods contains information about pods whose eviction was
     /// processed by the API server eviction subresource handler but has not
@@ -277,23 +328,18 @@ pub struct PodDisruptionBudgetStatus {
     /// If everything goes smooth this map should be empty for the most of the time.
     /// Large number of entries in the map may indicate problems with pod deletions.
     /// +optional
-    #[serde(rename = "disruptedPods", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub disrupted_pods: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Time>,
     /// Number of pod disruptions that are currently allowed.
     /// +optional
-    #[serde(rename = "disruptionsAllowed", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub disruptions_allowed: Option<i32>,
     /// current number of healthy pods
     /// +optional
-    #[serde(rename = "currentHealthy", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_healthy: Option<i32>,
     /// minimum desired number of healthy pods
     /// +optional
-    #[serde(rename = "desiredHealthy", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub desired_healthy: Option<i32>,
     /// total number of pods counted by this disruption budget
     /// +optional
-    #[serde(rename = "expectedPods", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub expected_pods: Option<i32>,
     /// Conditions contain conditions for PDB. The disruption controller sets the
     /// DisruptionAllowed condition. The following are known values for the reason field
@@ -313,8 +359,27 @@ pub struct PodDisruptionBudgetStatus {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=type
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodDisruptionBudgetStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.disrupted_pods) { w.field("disruptedPods"); ::kapi_apimachinery::write::WriteJson::write_json(&self.disrupted_pods, w); }
+        w.field("disruptionsAllowed"); ::kapi_apimachinery::go::opt_or_default(&self.disruptions_allowed, w);
+        w.field("currentHealthy"); ::kapi_apimachinery::go::opt_or_default(&self.current_healthy, w);
+        w.field("desiredHealthy"); ::kapi_apimachinery::go::opt_or_default(&self.desired_healthy, w);
+        w.field("expectedPods"); ::kapi_apimachinery::go::opt_or_default(&self.expected_pods, w);
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodDisruptionBudgetStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodDisruptionBudgetStatus {

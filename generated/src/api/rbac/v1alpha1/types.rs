@@ -3,14 +3,27 @@
 /// AggregationRule describes how to locate ClusterRoles to aggregate into the ClusterRole
 ///
 /// Generated from proto `k8s.io.api.rbac.v1alpha1.AggregationRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AggregationRule {
     /// ClusterRoleSelectors holds a list of selectors which will be used to find ClusterRoles and create the rules.
     /// If any of the selectors match, then the ClusterRole's permissions will be added
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "clusterRoleSelectors", skip_serializing_if = "Vec::is_empty")]
     pub cluster_role_selectors: Vec<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AggregationRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.cluster_role_selectors) { w.field("clusterRoleSelectors"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cluster_role_selectors, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AggregationRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AggregationRule {
@@ -43,30 +56,43 @@ impl<'de> ::serde::Deserialize<'de> for AggregationRule {
 /// Deprecated in v1.17 in favor of rbac.authorization.k8s.io/v1 ClusterRole, and will no longer be served in v1.22.
 ///
 /// Generated from proto `k8s.io.api.rbac.v1alpha1.ClusterRole`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterRole {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Rules holds all the PolicyRules for this ClusterRole
     /// +optional
     /// +listType=atomic
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub rules: Vec<crate::api::rbac::v1alpha1::PolicyRule>,
     /// AggregationRule is an optional field that describes how to build the Rules for this ClusterRole.
     /// If AggregationRule is set, then the Rules are controller managed and direct changes to Rules will be
     /// stomped by the controller.
     /// +optional
-    #[serde(rename = "aggregationRule", skip_serializing_if = "Option::is_none")]
     pub aggregation_rule: Option<crate::api::rbac::v1alpha1::AggregationRule>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ClusterRole {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("rules"); ::kapi_apimachinery::go::vec_or_null(&self.rules, w);
+        if !Option::is_none(&self.aggregation_rule) { w.field("aggregationRule"); ::kapi_apimachinery::write::WriteJson::write_json(&self.aggregation_rule, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ClusterRole {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ClusterRole {
@@ -108,29 +134,42 @@ impl<'de> ::serde::Deserialize<'de> for ClusterRole {
 /// Deprecated in v1.17 in favor of rbac.authorization.k8s.io/v1 ClusterRoleBinding, and will no longer be served in v1.22.
 ///
 /// Generated from proto `k8s.io.api.rbac.v1alpha1.ClusterRoleBinding`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterRoleBinding {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Subjects holds references to the objects the role applies to.
     /// +optional
     /// +listType=atomic
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub subjects: Vec<crate::api::rbac::v1alpha1::Subject>,
     /// RoleRef can only reference a ClusterRole in the global namespace.
     /// If the RoleRef cannot be resolved, the Authorizer must return an error.
     /// +required
-    #[serde(rename = "roleRef", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub role_ref: Option<crate::api::rbac::v1alpha1::RoleRef>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ClusterRoleBinding {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        if !Vec::is_empty(&self.subjects) { w.field("subjects"); ::kapi_apimachinery::write::WriteJson::write_json(&self.subjects, w); }
+        w.field("roleRef"); ::kapi_apimachinery::go::opt_or_default(&self.role_ref, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ClusterRoleBinding {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ClusterRoleBinding {
@@ -171,21 +210,34 @@ impl<'de> ::serde::Deserialize<'de> for ClusterRoleBinding {
 /// Deprecated in v1.17 in favor of rbac.authorization.k8s.io/v1 ClusterRoleBindings, and will no longer be served in v1.22.
 ///
 /// Generated from proto `k8s.io.api.rbac.v1alpha1.ClusterRoleBindingList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterRoleBindingList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is a list of ClusterRoleBindings
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::rbac::v1alpha1::ClusterRoleBinding>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ClusterRoleBindingList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ClusterRoleBindingList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ClusterRoleBindingList {
@@ -224,21 +276,34 @@ impl<'de> ::serde::Deserialize<'de> for ClusterRoleBindingList {
 /// Deprecated in v1.17 in favor of rbac.authorization.k8s.io/v1 ClusterRoles, and will no longer be served in v1.22.
 ///
 /// Generated from proto `k8s.io.api.rbac.v1alpha1.ClusterRoleList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterRoleList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is a list of ClusterRoles
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::rbac::v1alpha1::ClusterRole>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ClusterRoleList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ClusterRoleList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ClusterRoleList {
@@ -277,37 +342,50 @@ impl<'de> ::serde::Deserialize<'de> for ClusterRoleList {
 /// about who the rule applies to or which namespace the rule applies to.
 ///
 /// Generated from proto `k8s.io.api.rbac.v1alpha1.PolicyRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PolicyRule {
     /// Verbs is a list of Verbs that apply to ALL the ResourceKinds contained in this rule. '*' represents all verbs.
     /// +listType=atomic
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub verbs: Vec<String>,
     /// APIGroups is the name of the APIGroup that contains the resources.  If multiple API groups are specified, any action requested against one of
     /// the enumerated resources in any API group will be allowed. "" represents the core API group and "*" represents all API groups.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "apiGroups", skip_serializing_if = "Vec::is_empty")]
     pub api_groups: Vec<String>,
     /// Resources is a list of resources this rule applies to. '*' represents all resources.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<String>,
     /// ResourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "resourceNames", skip_serializing_if = "Vec::is_empty")]
     pub resource_names: Vec<String>,
     /// NonResourceURLs is a set of partial urls that a user should have access to.  *s are allowed, but only as the full, final step in the path
     /// Since non-resource URLs are not namespaced, this field is only applicable for ClusterRoles referenced from a ClusterRoleBinding.
     /// Rules can either apply to API resources (such as "pods" or "secrets") or non-resource URL paths (such as "/api"),  but not both.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "nonResourceURLs", skip_serializing_if = "Vec::is_empty")]
     pub non_resource_urls: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PolicyRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("verbs"); ::kapi_apimachinery::go::vec_or_null(&self.verbs, w);
+        if !Vec::is_empty(&self.api_groups) { w.field("apiGroups"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_groups, w); }
+        if !Vec::is_empty(&self.resources) { w.field("resources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resources, w); }
+        if !Vec::is_empty(&self.resource_names) { w.field("resourceNames"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_names, w); }
+        if !Vec::is_empty(&self.non_resource_urls) { w.field("nonResourceURLs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.non_resource_urls, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PolicyRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PolicyRule {
@@ -348,24 +426,37 @@ impl<'de> ::serde::Deserialize<'de> for PolicyRule {
 /// Deprecated in v1.17 in favor of rbac.authorization.k8s.io/v1 Role, and will no longer be served in v1.22.
 ///
 /// Generated from proto `k8s.io.api.rbac.v1alpha1.Role`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Role {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Rules holds all the PolicyRules for this Role
     /// +optional
     /// +listType=atomic
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub rules: Vec<crate::api::rbac::v1alpha1::PolicyRule>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Role {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("rules"); ::kapi_apimachinery::go::vec_or_null(&self.rules, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Role {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Role {
@@ -406,29 +497,42 @@ impl<'de> ::serde::Deserialize<'de> for Role {
 /// Deprecated in v1.17 in favor of rbac.authorization.k8s.io/v1 RoleBinding, and will no longer be served in v1.22.
 ///
 /// Generated from proto `k8s.io.api.rbac.v1alpha1.RoleBinding`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RoleBinding {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Subjects holds references to the objects the role applies to.
     /// +optional
     /// +listType=atomic
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub subjects: Vec<crate::api::rbac::v1alpha1::Subject>,
     /// RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace.
     /// If the RoleRef cannot be resolved, the Authorizer must return an error.
     /// +required
-    #[serde(rename = "roleRef", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub role_ref: Option<crate::api::rbac::v1alpha1::RoleRef>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RoleBinding {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        if !Vec::is_empty(&self.subjects) { w.field("subjects"); ::kapi_apimachinery::write::WriteJson::write_json(&self.subjects, w); }
+        w.field("roleRef"); ::kapi_apimachinery::go::opt_or_default(&self.role_ref, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RoleBinding {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RoleBinding {
@@ -469,21 +573,34 @@ impl<'de> ::serde::Deserialize<'de> for RoleBinding {
 /// Deprecated in v1.17 in favor of rbac.authorization.k8s.io/v1 RoleBindingList, and will no longer be served in v1.22.
 ///
 /// Generated from proto `k8s.io.api.rbac.v1alpha1.RoleBindingList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RoleBindingList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is a list of RoleBindings
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::rbac::v1alpha1::RoleBinding>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RoleBindingList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RoleBindingList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RoleBindingList {
@@ -522,21 +639,34 @@ impl<'de> ::serde::Deserialize<'de> for RoleBindingList {
 /// Deprecated in v1.17 in favor of rbac.authorization.k8s.io/v1 RoleList, and will no longer be served in v1.22.
 ///
 /// Generated from proto `k8s.io.api.rbac.v1alpha1.RoleList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RoleList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is a list of Roles
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::rbac::v1alpha1::Role>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RoleList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RoleList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RoleList {
@@ -574,21 +704,34 @@ impl<'de> ::serde::Deserialize<'de> for RoleList {
 /// RoleRef contains information that points to the role being used
 ///
 /// Generated from proto `k8s.io.api.rbac.v1alpha1.RoleRef`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RoleRef {
     /// APIGroup is the group for the resource being referenced
     /// +optional
-    #[serde(rename = "apiGroup", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub api_group: Option<String>,
     /// Kind is the type of resource being referenced
     /// +required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kind: Option<String>,
     /// Name is the name of resource being referenced
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RoleRef {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("apiGroup"); ::kapi_apimachinery::go::opt_or_default(&self.api_group, w);
+        w.field("kind"); ::kapi_apimachinery::go::opt_or_default(&self.kind, w);
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RoleRef {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RoleRef {
@@ -625,30 +768,43 @@ impl<'de> ::serde::Deserialize<'de> for RoleRef {
 /// or a value for non-objects such as user and group names.
 ///
 /// Generated from proto `k8s.io.api.rbac.v1alpha1.Subject`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Subject {
     /// Kind of object being referenced. Values defined by this API group are "User", "Group", and "ServiceAccount".
     /// If the Authorizer does not recognized the kind value, the Authorizer should report an error.
     /// +required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kind: Option<String>,
     /// APIVersion holds the API group and version of the referenced subject.
     /// Defaults to "v1" for ServiceAccount subjects.
     /// Defaults to "rbac.authorization.k8s.io/v1alpha1" for User and Group subjects.
     /// +k8s:conversion-gen=false
     /// +optional
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Name of the object being referenced.
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// Namespace of the referenced object.  If the object kind is non-namespace, such as "User" or "Group", and this value is not empty
     /// the Authorizer should report an error.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Subject {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("kind"); ::kapi_apimachinery::go::opt_or_default(&self.kind, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Subject {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Subject {

@@ -5,7 +5,7 @@
 /// The combination of Driver, Pool, Device, and ShareID must match the corresponding key in Status.Allocation.Devices.
 ///
 /// Generated from `io.k8s.api.resource.v1.AllocatedDeviceStatus` (proto `k8s.io.api.resource.v1.AllocatedDeviceStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AllocatedDeviceStatus {
     /// Driver specifies the name of the DRA driver whose kubelet plugin should be invoked to process the allocation once the claim is needed on a node.
     ///
@@ -18,21 +18,37 @@ pub struct AllocatedDeviceStatus {
     /// Device references one device instance via its name in the driver's resource pool. It must be a DNS label.
     pub device: String,
     /// ShareID uniquely identifies an individual allocation share of the device.
-    #[serde(rename = "shareID", skip_serializing_if = "Option::is_none")]
     pub share_id: Option<String>,
     /// Conditions contains the latest observation of the device's state. If the device has been configured according to the class and claim config references, the `Ready` condition should be True.
     ///
     /// Must not contain more than 8 entries.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
     /// Data contains arbitrary driver-specific data.
     ///
     /// The length of the raw data must be smaller or equal to 10 Ki.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<::kapi_apimachinery::RawExtension>,
     /// NetworkData contains network-related information specific to the device.
-    #[serde(rename = "networkData", skip_serializing_if = "Option::is_none")]
     pub network_data: Option<crate::api::resource::v1::NetworkDeviceData>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AllocatedDeviceStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w);
+        w.field("pool"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool, w);
+        w.field("device"); ::kapi_apimachinery::write::WriteJson::write_json(&self.device, w);
+        if !Option::is_none(&self.share_id) { w.field("shareID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.share_id, w); }
+        w.field("conditions"); ::kapi_apimachinery::go::vec_or_null(&self.conditions, w);
+        if !Option::is_none(&self.data) { w.field("data"); ::kapi_apimachinery::write::WriteJson::write_json(&self.data, w); }
+        if !Option::is_none(&self.network_data) { w.field("networkData"); ::kapi_apimachinery::write::WriteJson::write_json(&self.network_data, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AllocatedDeviceStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AllocatedDeviceStatus {
@@ -76,19 +92,32 @@ impl<'de> ::serde::Deserialize<'de> for AllocatedDeviceStatus {
 /// AllocationResult contains attributes of an allocated resource.
 ///
 /// Generated from `io.k8s.api.resource.v1.AllocationResult` (proto `k8s.io.api.resource.v1.AllocationResult`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AllocationResult {
     /// Devices is the result of allocating devices.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub devices: Option<crate::api::resource::v1::DeviceAllocationResult>,
     /// NodeSelector defines where the allocated resources are available. If unset, they are available everywhere.
-    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// AllocationTimestamp stores the time when the resources were allocated. This field is not guaranteed to be set, in which case that time is unknown.
     ///
     /// This is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gate.
-    #[serde(rename = "allocationTimestamp", skip_serializing_if = "Option::is_none")]
     pub allocation_timestamp: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for AllocationResult {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("devices"); ::kapi_apimachinery::go::opt_or_default(&self.devices, w);
+        if !Option::is_none(&self.node_selector) { w.field("nodeSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_selector, w); }
+        if !Option::is_none(&self.allocation_timestamp) { w.field("allocationTimestamp"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocation_timestamp, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for AllocationResult {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for AllocationResult {
@@ -124,7 +153,7 @@ impl<'de> ::serde::Deserialize<'de> for AllocationResult {
 /// CELDeviceSelector contains a CEL expression for selecting a device.
 ///
 /// Generated from `io.k8s.api.resource.v1.CELDeviceSelector` (proto `k8s.io.api.resource.v1.CELDeviceSelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CELDeviceSelector {
     /// Expression is a CEL expression which evaluates a single device. It must evaluate to true when the device under consideration satisfies the desired criteria, and false when it does not. Any other result is an error and causes allocation of devices to abort.
     ///
@@ -164,6 +193,20 @@ pub struct CELDeviceSelector {
     pub expression: String,
 }
 
+impl ::kapi_apimachinery::write::WriteJson for CELDeviceSelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("expression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expression, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CELDeviceSelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
+}
+
 impl ::kapi_apimachinery::read::ReadFields for CELDeviceSelector {
     const EXPECTING: &'static str = "struct CELDeviceSelector";
 
@@ -195,7 +238,7 @@ impl<'de> ::serde::Deserialize<'de> for CELDeviceSelector {
 /// Must not set more than one ValidRequestValues.
 ///
 /// Generated from `io.k8s.api.resource.v1.CapacityRequestPolicy` (proto `k8s.io.api.resource.v1.CapacityRequestPolicy`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CapacityRequestPolicy {
     /// Default specifies how much of this capacity is consumed by a request that does not contain an entry for it in DeviceRequest's Capacity.
     pub default: Option<::kapi_apimachinery::Quantity>,
@@ -208,7 +251,6 @@ pub struct CapacityRequestPolicy {
     /// If the requested amount does not match any valid value but smaller than some valid values, the scheduler calculates the smallest valid value that is greater than or equal to the request. That is: min(ceil(requestedValue) ∈ validValues), where requestedValue ≤ max(validValues).
     ///
     /// If the requested amount exceeds all valid values, the request violates the policy, and this device cannot be allocated.
-    #[serde(rename = "validValues", skip_serializing_if = "Vec::is_empty")]
     pub valid_values: Vec<::kapi_apimachinery::Quantity>,
     /// ValidRange defines an acceptable quantity value range in consuming requests.
     ///
@@ -217,8 +259,23 @@ pub struct CapacityRequestPolicy {
     /// If the requested amount does not fall within the defined range, the request violates the policy, and this device cannot be allocated.
     ///
     /// If the request doesn't contain this capacity entry, Default value is used.
-    #[serde(rename = "validRange", skip_serializing_if = "Option::is_none")]
     pub valid_range: Option<crate::api::resource::v1::CapacityRequestPolicyRange>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CapacityRequestPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("default"); ::kapi_apimachinery::write::WriteJson::write_json(&self.default, w);
+        if !Vec::is_empty(&self.valid_values) { w.field("validValues"); ::kapi_apimachinery::write::WriteJson::write_json(&self.valid_values, w); }
+        if !Option::is_none(&self.valid_range) { w.field("validRange"); ::kapi_apimachinery::write::WriteJson::write_json(&self.valid_range, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CapacityRequestPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CapacityRequestPolicy {
@@ -261,7 +318,7 @@ impl<'de> ::serde::Deserialize<'de> for CapacityRequestPolicy {
 ///     and the device cannot be allocated.
 ///
 /// Generated from `io.k8s.api.resource.v1.CapacityRequestPolicyRange` (proto `k8s.io.api.resource.v1.CapacityRequestPolicyRange`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CapacityRequestPolicyRange {
     /// Min specifies the minimum capacity allowed for a consumption request.
     ///
@@ -270,13 +327,27 @@ pub struct CapacityRequestPolicyRange {
     /// Max defines the upper limit for capacity that can be requested.
     ///
     /// Max must be less than or equal to the capacity value. Min and requestPolicy.default must be less than or equal to the maximum.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max: Option<::kapi_apimachinery::Quantity>,
     /// Step defines the step size between valid capacity amounts within the range.
     ///
     /// Max (if set) and requestPolicy.default must be a multiple of Step. Min + Step must be less than or equal to the capacity value.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CapacityRequestPolicyRange {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("min"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min, w);
+        if !Option::is_none(&self.max) { w.field("max"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max, w); }
+        if !Option::is_none(&self.step) { w.field("step"); ::kapi_apimachinery::write::WriteJson::write_json(&self.step, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CapacityRequestPolicyRange {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CapacityRequestPolicyRange {
@@ -312,7 +383,7 @@ impl<'de> ::serde::Deserialize<'de> for CapacityRequestPolicyRange {
 /// CapacityRequirements defines the capacity requirements for a specific device request.
 ///
 /// Generated from `io.k8s.api.resource.v1.CapacityRequirements` (proto `k8s.io.api.resource.v1.CapacityRequirements`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CapacityRequirements {
     /// Requests represent individual device resource requests for distinct resources, all of which must be provided by the device.
     ///
@@ -325,8 +396,21 @@ pub struct CapacityRequirements {
     /// - If a requestPolicy is set, the default consumed capacity is determined according to that policy.
     ///
     /// If the device allows multiple allocation, the aggregated amount across all requests must not exceed the capacity value. The consumed capacity, which may be adjusted based on the requestPolicy if defined, is recorded in the resource claim’s status.devices[*].consumedCapacity field.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub requests: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CapacityRequirements {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::std::collections::BTreeMap::is_empty(&self.requests) { w.field("requests"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requests, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CapacityRequirements {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CapacityRequirements {
@@ -358,10 +442,24 @@ impl<'de> ::serde::Deserialize<'de> for CapacityRequirements {
 /// Counter describes a quantity associated with a device.
 ///
 /// Generated from `io.k8s.api.resource.v1.Counter` (proto `k8s.io.api.resource.v1.Counter`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Counter {
     /// Value defines how much of a certain device counter is available.
     pub value: ::kapi_apimachinery::Quantity,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Counter {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Counter {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Counter {
@@ -395,15 +493,29 @@ impl<'de> ::serde::Deserialize<'de> for Counter {
 /// The counters are not allocatable by themselves, but can be referenced by devices. When a device is allocated, the portion of counters it uses will no longer be available for use by other devices.
 ///
 /// Generated from `io.k8s.api.resource.v1.CounterSet` (proto `k8s.io.api.resource.v1.CounterSet`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CounterSet {
     /// Name defines the name of the counter set. It must be a DNS label.
     pub name: String,
     /// Counters defines the set of counters for this CounterSet The name of each counter must be unique in that set and must be a DNS label.
     ///
     /// The maximum number of counters is 32.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub counters: ::std::collections::BTreeMap<String, crate::api::resource::v1::Counter>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CounterSet {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !::std::collections::BTreeMap::is_empty(&self.counters) { w.field("counters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.counters, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CounterSet {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CounterSet {
@@ -437,55 +549,47 @@ impl<'de> ::serde::Deserialize<'de> for CounterSet {
 /// Device represents one individual hardware instance that can be selected based on its attributes. Besides the name, exactly one field must be set.
 ///
 /// Generated from `io.k8s.api.resource.v1.Device` (proto `k8s.io.api.resource.v1.Device`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Device {
     /// Name is unique identifier among all devices managed by the driver in the pool. It must be a DNS label.
     pub name: String,
     /// Attributes defines the set of attributes for this device. The name of each attribute must be unique in that set.
     ///
     /// The maximum number of attributes and capacities combined is 32.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub attributes: ::std::collections::BTreeMap<String, crate::api::resource::v1::DeviceAttribute>,
     /// Capacity defines the set of capacities for this device. The name of each capacity must be unique in that set.
     ///
     /// The maximum number of attributes and capacities combined is 32.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub capacity: ::std::collections::BTreeMap<String, crate::api::resource::v1::DeviceCapacity>,
     /// ConsumesCounters defines a list of references to sharedCounters and the set of counters that the device will consume from those counter sets.
     ///
     /// There can only be a single entry per counterSet.
     ///
     /// The maximum number of device counter consumptions per device is 2.
-    #[serde(rename = "consumesCounters", skip_serializing_if = "Vec::is_empty")]
     pub consumes_counters: Vec<crate::api::resource::v1::DeviceCounterConsumption>,
     /// NodeName identifies the node where the device is available.
     ///
     /// Must only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set.
-    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// NodeSelector defines the nodes where the device is available.
     ///
     /// Must use exactly one term.
     ///
     /// Must only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set.
-    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// AllNodes indicates that all nodes have access to the device.
     ///
     /// Must only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set.
-    #[serde(rename = "allNodes", skip_serializing_if = "Option::is_none")]
     pub all_nodes: Option<bool>,
     /// If specified, these are the driver-defined taints.
     ///
     /// The maximum number of taints is 16. If taints are set for any device in a ResourceSlice, then the maximum number of allowed devices per ResourceSlice is 64 instead of 128.
     ///
     /// This is a beta field and requires enabling the DRADeviceTaints feature gate.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub taints: Vec<crate::api::resource::v1::DeviceTaint>,
     /// BindsToNode indicates if the usage of an allocation involving this device has to be limited to exactly the node that was chosen when allocating the claim. If set to true, the scheduler will set the ResourceClaim.Status.Allocation.NodeSelector to match the node where the allocation was made.
     ///
     /// This is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
-    #[serde(rename = "bindsToNode", skip_serializing_if = "Option::is_none")]
     pub binds_to_node: Option<bool>,
     /// BindingConditions defines the conditions for proceeding with binding. All of these conditions must be set in the per-device status conditions with a value of True to proceed with binding the pod to the node while scheduling the pod.
     ///
@@ -494,7 +598,6 @@ pub struct Device {
     /// The conditions must be a valid condition type string.
     ///
     /// This is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
-    #[serde(rename = "bindingConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_conditions: Vec<String>,
     /// BindingFailureConditions defines the conditions for binding failure. They may be set in the per-device status conditions. If any is set to "True", a binding failure occurred.
     ///
@@ -503,16 +606,39 @@ pub struct Device {
     /// The conditions must be a valid condition type string.
     ///
     /// This is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
-    #[serde(rename = "bindingFailureConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_failure_conditions: Vec<String>,
     /// AllowMultipleAllocations marks whether the device is allowed to be allocated to multiple DeviceRequests.
     ///
     /// If AllowMultipleAllocations is set to true, the device can be allocated more than once, and all of its capacity is consumable, regardless of whether the requestPolicy is defined or not.
-    #[serde(rename = "allowMultipleAllocations", skip_serializing_if = "Option::is_none")]
     pub allow_multiple_allocations: Option<bool>,
     /// NodeAllocatableResourceMappings defines the mapping of node resources that are managed by the DRA driver exposing this device. This includes resources currently reported in v1.Node `status.allocatable` that are not extended resources (see https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources). Examples include "cpu", "memory", "ephemeral-storage", and hugepages. In addition to standard requests made through the Pod `spec`, these resources can also be requested through claims and allocated by the DRA driver. For example, a CPU DRA driver might allocate exclusive CPUs or auxiliary node memory dependencies of an accelerator device. The keys of this map are the node-allocatable resource names (e.g., "cpu", "memory"). Extended resource names are not permitted as keys.
-    #[serde(rename = "nodeAllocatableResourceMappings", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub node_allocatable_resource_mappings: ::std::collections::BTreeMap<String, crate::api::resource::v1::NodeAllocatableResourceMapping>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Device {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !::std::collections::BTreeMap::is_empty(&self.attributes) { w.field("attributes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attributes, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        if !Vec::is_empty(&self.consumes_counters) { w.field("consumesCounters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.consumes_counters, w); }
+        if !Option::is_none(&self.node_name) { w.field("nodeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_name, w); }
+        if !Option::is_none(&self.node_selector) { w.field("nodeSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_selector, w); }
+        if !Option::is_none(&self.all_nodes) { w.field("allNodes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.all_nodes, w); }
+        if !Vec::is_empty(&self.taints) { w.field("taints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.taints, w); }
+        if !Option::is_none(&self.binds_to_node) { w.field("bindsToNode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binds_to_node, w); }
+        if !Vec::is_empty(&self.binding_conditions) { w.field("bindingConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binding_conditions, w); }
+        if !Vec::is_empty(&self.binding_failure_conditions) { w.field("bindingFailureConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binding_failure_conditions, w); }
+        if !Option::is_none(&self.allow_multiple_allocations) { w.field("allowMultipleAllocations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allow_multiple_allocations, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.node_allocatable_resource_mappings) { w.field("nodeAllocatableResourceMappings"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_allocatable_resource_mappings, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Device {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Device {
@@ -568,18 +694,32 @@ impl<'de> ::serde::Deserialize<'de> for Device {
 /// DeviceAllocationConfiguration gets embedded in an AllocationResult.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceAllocationConfiguration` (proto `k8s.io.api.resource.v1.DeviceAllocationConfiguration`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceAllocationConfiguration {
     /// Source records whether the configuration comes from a class and thus is not something that a normal user would have been able to set or from a claim.
     pub source: String,
     /// Requests lists the names of requests where the configuration applies. If empty, its applies to all requests.
     ///
     /// References to subrequests must include the name of the main request and may include the subrequest using the format <main request>[/<subrequest>]. If just the main request is given, the configuration applies to all subrequests.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<String>,
     /// Opaque provides driver-specific configuration parameters.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::api::resource::v1::OpaqueDeviceConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceAllocationConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("source"); ::kapi_apimachinery::write::WriteJson::write_json(&self.source, w);
+        if !Vec::is_empty(&self.requests) { w.field("requests"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requests, w); }
+        if !Option::is_none(&self.opaque) { w.field("opaque"); ::kapi_apimachinery::write::WriteJson::write_json(&self.opaque, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceAllocationConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceAllocationConfiguration {
@@ -615,16 +755,29 @@ impl<'de> ::serde::Deserialize<'de> for DeviceAllocationConfiguration {
 /// DeviceAllocationResult is the result of allocating devices.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceAllocationResult` (proto `k8s.io.api.resource.v1.DeviceAllocationResult`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceAllocationResult {
     /// Results lists all allocated devices.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub results: Vec<crate::api::resource::v1::DeviceRequestAllocationResult>,
     /// This field is a combination of all the claim and class configuration parameters. Drivers can distinguish between those based on a flag.
     ///
     /// This includes configuration parameters for drivers which have no allocated devices in the result because it is up to the drivers which configuration parameters they support. They can silently ignore unknown configuration parameters.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config: Vec<crate::api::resource::v1::DeviceAllocationConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceAllocationResult {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.results) { w.field("results"); ::kapi_apimachinery::write::WriteJson::write_json(&self.results, w); }
+        if !Vec::is_empty(&self.config) { w.field("config"); ::kapi_apimachinery::write::WriteJson::write_json(&self.config, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceAllocationResult {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceAllocationResult {
@@ -658,38 +811,51 @@ impl<'de> ::serde::Deserialize<'de> for DeviceAllocationResult {
 /// DeviceAttribute must have exactly one field set.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceAttribute` (proto `k8s.io.api.resource.v1.DeviceAttribute`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceAttribute {
     /// IntValue is a number.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub int: Option<i64>,
     /// BoolValue is a true/false value.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub bool: Option<bool>,
     /// StringValue is a string. Must not be longer than 64 characters.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub string: Option<String>,
     /// VersionValue is a semantic version according to semver.org spec 2.0.0. Must not be longer than 64 characters.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// IntValues is a non-empty list of numbers.
     ///
     /// This is an alpha field and requires enabling the DRAListTypeAttributes feature gate.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ints: Vec<i64>,
     /// BoolValues is a non-empty list of true/false values.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bools: Vec<bool>,
     /// StringValues is a non-empty list of strings. Each string must not be longer than 64 characters.
     ///
     /// This is an alpha field and requires enabling the DRAListTypeAttributes feature gate.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub strings: Vec<String>,
     /// VersionValues is a non-empty list of semantic versions according to semver.org spec 2.0.0. Each version string must not be longer than 64 characters.
     ///
     /// This is an alpha field and requires enabling the DRAListTypeAttributes feature gate.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceAttribute {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.int) { w.field("int"); ::kapi_apimachinery::write::WriteJson::write_json(&self.int, w); }
+        if !Option::is_none(&self.bool) { w.field("bool"); ::kapi_apimachinery::write::WriteJson::write_json(&self.bool, w); }
+        if !Option::is_none(&self.string) { w.field("string"); ::kapi_apimachinery::write::WriteJson::write_json(&self.string, w); }
+        if !Option::is_none(&self.version) { w.field("version"); ::kapi_apimachinery::write::WriteJson::write_json(&self.version, w); }
+        if !Vec::is_empty(&self.ints) { w.field("ints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ints, w); }
+        if !Vec::is_empty(&self.bools) { w.field("bools"); ::kapi_apimachinery::write::WriteJson::write_json(&self.bools, w); }
+        if !Vec::is_empty(&self.strings) { w.field("strings"); ::kapi_apimachinery::write::WriteJson::write_json(&self.strings, w); }
+        if !Vec::is_empty(&self.versions) { w.field("versions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.versions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceAttribute {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceAttribute {
@@ -735,7 +901,7 @@ impl<'de> ::serde::Deserialize<'de> for DeviceAttribute {
 /// DeviceCapacity describes a quantity associated with a device.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceCapacity` (proto `k8s.io.api.resource.v1.DeviceCapacity`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceCapacity {
     /// Value defines how much of a certain capacity that device has.
     ///
@@ -746,8 +912,22 @@ pub struct DeviceCapacity {
     /// The Device must have allowMultipleAllocations set to true in order to set a requestPolicy.
     ///
     /// If unset, capacity requests are unconstrained: requests can consume any amount of capacity, as long as the total consumed across all allocations does not exceed the device's defined capacity. If request is also unset, default is the full capacity value.
-    #[serde(rename = "requestPolicy", skip_serializing_if = "Option::is_none")]
     pub request_policy: Option<crate::api::resource::v1::CapacityRequestPolicy>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceCapacity {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w);
+        if !Option::is_none(&self.request_policy) { w.field("requestPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.request_policy, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceCapacity {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceCapacity {
@@ -781,17 +961,30 @@ impl<'de> ::serde::Deserialize<'de> for DeviceCapacity {
 /// DeviceClaim defines how to request devices with a ResourceClaim.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceClaim` (proto `k8s.io.api.resource.v1.DeviceClaim`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClaim {
     /// Requests represent individual requests for distinct devices which must all be satisfied. If empty, nothing needs to be allocated.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub requests: Vec<crate::api::resource::v1::DeviceRequest>,
     /// These constraints must be satisfied by the set of devices that get allocated for the claim.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub constraints: Vec<crate::api::resource::v1::DeviceConstraint>,
     /// This field holds configuration for multiple potential drivers which could satisfy requests in this claim. It is ignored while allocating the claim.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config: Vec<crate::api::resource::v1::DeviceClaimConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceClaim {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("requests"); ::kapi_apimachinery::go::vec_or_null(&self.requests, w);
+        if !Vec::is_empty(&self.constraints) { w.field("constraints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.constraints, w); }
+        if !Vec::is_empty(&self.config) { w.field("config"); ::kapi_apimachinery::write::WriteJson::write_json(&self.config, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceClaim {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceClaim {
@@ -827,16 +1020,29 @@ impl<'de> ::serde::Deserialize<'de> for DeviceClaim {
 /// DeviceClaimConfiguration is used for configuration parameters in DeviceClaim.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceClaimConfiguration` (proto `k8s.io.api.resource.v1.DeviceClaimConfiguration`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClaimConfiguration {
     /// Requests lists the names of requests where the configuration applies. If empty, it applies to all requests.
     ///
     /// References to subrequests must include the name of the main request and may include the subrequest using the format <main request>[/<subrequest>]. If just the main request is given, the configuration applies to all subrequests.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<String>,
     /// Opaque provides driver-specific configuration parameters.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::api::resource::v1::OpaqueDeviceConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceClaimConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.requests) { w.field("requests"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requests, w); }
+        if !Option::is_none(&self.opaque) { w.field("opaque"); ::kapi_apimachinery::write::WriteJson::write_json(&self.opaque, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceClaimConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceClaimConfiguration {
@@ -870,16 +1076,13 @@ impl<'de> ::serde::Deserialize<'de> for DeviceClaimConfiguration {
 /// DeviceClass is a vendor- or admin-provided resource that contains device configuration and selectors. It can be referenced in the device requests of a claim to apply these presets. Cluster scoped.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceClass` (proto `k8s.io.api.resource.v1.DeviceClass`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClass {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines what can be allocated and how to configure it.
     ///
@@ -887,6 +1090,23 @@ pub struct DeviceClass {
     ///
     /// Changing the spec automatically increments the metadata.generation number.
     pub spec: crate::api::resource::v1::DeviceClassSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceClass {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceClass {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceClass {
@@ -924,11 +1144,24 @@ impl<'de> ::serde::Deserialize<'de> for DeviceClass {
 /// DeviceClassConfiguration is used in DeviceClass.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceClassConfiguration` (proto `k8s.io.api.resource.v1.DeviceClassConfiguration`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClassConfiguration {
     /// Opaque provides driver-specific configuration parameters.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::api::resource::v1::OpaqueDeviceConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceClassConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.opaque) { w.field("opaque"); ::kapi_apimachinery::write::WriteJson::write_json(&self.opaque, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceClassConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceClassConfiguration {
@@ -960,20 +1193,33 @@ impl<'de> ::serde::Deserialize<'de> for DeviceClassConfiguration {
 /// DeviceClassList is a collection of classes.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceClassList` (proto `k8s.io.api.resource.v1.DeviceClassList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClassList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of resource classes.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::resource::v1::DeviceClass>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceClassList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceClassList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceClassList {
@@ -1011,21 +1257,34 @@ impl<'de> ::serde::Deserialize<'de> for DeviceClassList {
 /// DeviceClassSpec is used in a [DeviceClass] to define what can be allocated and how to configure it.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceClassSpec` (proto `k8s.io.api.resource.v1.DeviceClassSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceClassSpec {
     /// Each selector must be satisfied by a device which is claimed via this class.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub selectors: Vec<crate::api::resource::v1::DeviceSelector>,
     /// Config defines configuration parameters that apply to each device that is claimed via this class. Some classses may potentially be satisfied by multiple drivers, so each instance of a vendor configuration applies to exactly one driver.
     ///
     /// They are passed to the driver, but are not considered while allocating the claim.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config: Vec<crate::api::resource::v1::DeviceClassConfiguration>,
     /// ExtendedResourceName is the extended resource name for the devices of this class. The devices of this class can be used to satisfy a pod's extended resource requests. It has the same format as the name of a pod's extended resource. It should be unique among all the device classes in a cluster. If two device classes have the same name, then the class created later is picked to satisfy a pod's extended resource requests. If two classes are created at the same time, then the name of the class lexicographically sorted first is picked.
     ///
     /// This is a beta field.
-    #[serde(rename = "extendedResourceName", skip_serializing_if = "Option::is_none")]
     pub extended_resource_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceClassSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.selectors) { w.field("selectors"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selectors, w); }
+        if !Vec::is_empty(&self.config) { w.field("config"); ::kapi_apimachinery::write::WriteJson::write_json(&self.config, w); }
+        if !Option::is_none(&self.extended_resource_name) { w.field("extendedResourceName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.extended_resource_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceClassSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceClassSpec {
@@ -1063,15 +1322,28 @@ impl<'de> ::serde::Deserialize<'de> for DeviceClassSpec {
 /// not conflict with those.
 ///
 /// Generated from proto `k8s.io.api.resource.v1.DeviceConfiguration`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceConfiguration {
     /// Opaque provides driver-specific configuration parameters.
     ///
     /// +optional
     /// +oneOf=ConfigurationType
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::api::resource::v1::OpaqueDeviceConfiguration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.opaque) { w.field("opaque"); ::kapi_apimachinery::write::WriteJson::write_json(&self.opaque, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceConfiguration {
@@ -1103,12 +1375,11 @@ impl<'de> ::serde::Deserialize<'de> for DeviceConfiguration {
 /// DeviceConstraint must have exactly one field set besides Requests.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceConstraint` (proto `k8s.io.api.resource.v1.DeviceConstraint`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceConstraint {
     /// Requests is a list of the one or more requests in this claim which must co-satisfy this constraint. If a request is fulfilled by multiple devices, then all of the devices must satisfy the constraint. If this is not specified, this constraint applies to all requests in this claim.
     ///
     /// References to subrequests must include the name of the main request and may include the subrequest using the format <main request>[/<subrequest>]. If just the main request is given, the constraint applies to all subrequests.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<String>,
     /// MatchAttribute requires that all devices in question have this attribute and that its type and value are the same across those devices.
     ///
@@ -1117,7 +1388,6 @@ pub struct DeviceConstraint {
     /// When the DRAListTypeAttributes feature gate is enabled, comparison uses set semantics(i.e., element order and duplicates are ignored): list-valued attributes match when the intersection across all devices is non-empty. Scalar values are treated as single-element lists for backward compatibility.
     ///
     /// Must include the domain qualifier.
-    #[serde(rename = "matchAttribute", skip_serializing_if = "Option::is_none")]
     pub match_attribute: Option<String>,
     /// DistinctAttribute requires that all devices in question have this attribute and that its type and value are unique across those devices.
     ///
@@ -1128,8 +1398,23 @@ pub struct DeviceConstraint {
     /// This constraint is used to avoid allocating multiple requests to the same device by ensuring attribute-level differentiation.
     ///
     /// This is useful for scenarios where resource requests must be fulfilled by separate physical devices. For example, a container requests two network interfaces that must be allocated from two different physical NICs.
-    #[serde(rename = "distinctAttribute", skip_serializing_if = "Option::is_none")]
     pub distinct_attribute: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceConstraint {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.requests) { w.field("requests"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requests, w); }
+        if !Option::is_none(&self.match_attribute) { w.field("matchAttribute"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_attribute, w); }
+        if !Option::is_none(&self.distinct_attribute) { w.field("distinctAttribute"); ::kapi_apimachinery::write::WriteJson::write_json(&self.distinct_attribute, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceConstraint {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceConstraint {
@@ -1165,16 +1450,29 @@ impl<'de> ::serde::Deserialize<'de> for DeviceConstraint {
 /// DeviceCounterConsumption defines a set of counters that a device will consume from a CounterSet.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceCounterConsumption` (proto `k8s.io.api.resource.v1.DeviceCounterConsumption`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceCounterConsumption {
     /// CounterSet is the name of the set from which the counters defined will be consumed.
-    #[serde(rename = "counterSet")]
     pub counter_set: String,
     /// Counters defines the counters that will be consumed by the device.
     ///
     /// The maximum number of counters is 32.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub counters: ::std::collections::BTreeMap<String, crate::api::resource::v1::Counter>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceCounterConsumption {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("counterSet"); ::kapi_apimachinery::write::WriteJson::write_json(&self.counter_set, w);
+        if !::std::collections::BTreeMap::is_empty(&self.counters) { w.field("counters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.counters, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceCounterConsumption {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceCounterConsumption {
@@ -1208,7 +1506,7 @@ impl<'de> ::serde::Deserialize<'de> for DeviceCounterConsumption {
 /// DeviceRequest is a request for devices required for a claim. This is typically a request for a single resource like a device, but can also ask for several identical devices. With FirstAvailable it is also possible to provide a prioritized list of requests.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceRequest` (proto `k8s.io.api.resource.v1.DeviceRequest`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceRequest {
     /// Name can be used to reference this request in a pod.spec.containers[].resources.claims entry and in a constraint of the claim.
     ///
@@ -1219,13 +1517,27 @@ pub struct DeviceRequest {
     /// Exactly specifies the details for a single request that must be met exactly for the request to be satisfied.
     ///
     /// One of Exactly or FirstAvailable must be set.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exactly: Option<crate::api::resource::v1::ExactDeviceRequest>,
     /// FirstAvailable contains subrequests, of which exactly one will be selected by the scheduler. It tries to satisfy them in the order in which they are listed here. So if there are two entries in the list, the scheduler will only check the second one if it determines that the first one can not be used.
     ///
     /// DRA does not yet implement scoring, so the scheduler will select the first set of devices that satisfies all the requests in the claim. And if the requirements can be satisfied on more than one node, other scheduling features will determine which node is chosen. This means that the set of devices allocated to a claim might not be the optimal set available to the cluster. Scoring will be implemented later.
-    #[serde(rename = "firstAvailable", skip_serializing_if = "Vec::is_empty")]
     pub first_available: Vec<crate::api::resource::v1::DeviceSubRequest>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Option::is_none(&self.exactly) { w.field("exactly"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exactly, w); }
+        if !Vec::is_empty(&self.first_available) { w.field("firstAvailable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.first_available, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceRequest {
@@ -1261,7 +1573,7 @@ impl<'de> ::serde::Deserialize<'de> for DeviceRequest {
 /// DeviceRequestAllocationResult contains the allocation result for one request.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceRequestAllocationResult` (proto `k8s.io.api.resource.v1.DeviceRequestAllocationResult`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceRequestAllocationResult {
     /// Request is the name of the request in the claim which caused this device to be allocated. If it references a subrequest in the firstAvailable list on a DeviceRequest, this field must include both the name of the main request and the subrequest using the format <main request>/<subrequest>.
     ///
@@ -1280,35 +1592,52 @@ pub struct DeviceRequestAllocationResult {
     /// AdminAccess indicates that this device was allocated for administrative access. See the corresponding request field for a definition of mode.
     ///
     /// Admin access is disabled if this field is unset or set to false, otherwise it is enabled.
-    #[serde(rename = "adminAccess", skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
     /// A copy of all tolerations specified in the request at the time when the device got allocated.
     ///
     /// The maximum number of tolerations is 16.
     ///
     /// This is a beta field and requires enabling the DRADeviceTaints feature gate.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<crate::api::resource::v1::DeviceToleration>,
     /// BindingConditions contains a copy of the BindingConditions from the corresponding ResourceSlice at the time of allocation.
     ///
     /// This is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
-    #[serde(rename = "bindingConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_conditions: Vec<String>,
     /// BindingFailureConditions contains a copy of the BindingFailureConditions from the corresponding ResourceSlice at the time of allocation.
     ///
     /// This is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
-    #[serde(rename = "bindingFailureConditions", skip_serializing_if = "Vec::is_empty")]
     pub binding_failure_conditions: Vec<String>,
     /// ShareID uniquely identifies an individual allocation share of the device, used when the device supports multiple simultaneous allocations. It serves as an additional map key to differentiate concurrent shares of the same device.
-    #[serde(rename = "shareID", skip_serializing_if = "Option::is_none")]
     pub share_id: Option<String>,
     /// ConsumedCapacity tracks the amount of capacity consumed per device as part of the claim request. The consumed amount may differ from the requested amount: it is rounded up to the nearest valid value based on the device’s requestPolicy if applicable (i.e., may not be less than the requested amount).
     ///
     /// The total consumed capacity for each device must not exceed the DeviceCapacity's Value.
     ///
     /// This field is populated only for devices that allow multiple allocations. All capacity entries are included, even if the consumed amount is zero.
-    #[serde(rename = "consumedCapacity", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub consumed_capacity: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceRequestAllocationResult {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("request"); ::kapi_apimachinery::write::WriteJson::write_json(&self.request, w);
+        w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w);
+        w.field("pool"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool, w);
+        w.field("device"); ::kapi_apimachinery::write::WriteJson::write_json(&self.device, w);
+        if !Option::is_none(&self.admin_access) { w.field("adminAccess"); ::kapi_apimachinery::write::WriteJson::write_json(&self.admin_access, w); }
+        if !Vec::is_empty(&self.tolerations) { w.field("tolerations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tolerations, w); }
+        if !Vec::is_empty(&self.binding_conditions) { w.field("bindingConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binding_conditions, w); }
+        if !Vec::is_empty(&self.binding_failure_conditions) { w.field("bindingFailureConditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.binding_failure_conditions, w); }
+        if !Option::is_none(&self.share_id) { w.field("shareID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.share_id, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.consumed_capacity) { w.field("consumedCapacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.consumed_capacity, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceRequestAllocationResult {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceRequestAllocationResult {
@@ -1358,11 +1687,24 @@ impl<'de> ::serde::Deserialize<'de> for DeviceRequestAllocationResult {
 /// DeviceSelector must have exactly one field set.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceSelector` (proto `k8s.io.api.resource.v1.DeviceSelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceSelector {
     /// CEL contains a CEL expression for selecting a device.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cel: Option<crate::api::resource::v1::CELDeviceSelector>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceSelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.cel) { w.field("cel"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cel, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceSelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceSelector {
@@ -1396,7 +1738,7 @@ impl<'de> ::serde::Deserialize<'de> for DeviceSelector {
 /// DeviceSubRequest is similar to ExactDeviceRequest, but doesn't expose the AdminAccess field as that one is only supported when requesting a specific device.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceSubRequest` (proto `k8s.io.api.resource.v1.DeviceSubRequest`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceSubRequest {
     /// Name can be used to reference this subrequest in the list of constraints or the list of configurations for the claim. References must use the format <main request>/<subrequest>.
     ///
@@ -1407,10 +1749,8 @@ pub struct DeviceSubRequest {
     /// A class is required. Which classes are available depends on the cluster.
     ///
     /// Administrators may use this to restrict which devices may get requested by only installing classes with selectors for permitted devices. If users are free to request anything without restrictions, then administrators can create an empty DeviceClass for users to reference.
-    #[serde(rename = "deviceClassName")]
     pub device_class_name: String,
     /// Selectors define criteria which must be satisfied by a specific device in order for that device to be considered for this subrequest. All selectors must be satisfied for a device to be considered.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub selectors: Vec<crate::api::resource::v1::DeviceSelector>,
     /// AllocationMode and its related fields define how devices are allocated to satisfy this subrequest. Supported values are:
     ///
@@ -1425,10 +1765,8 @@ pub struct DeviceSubRequest {
     /// If AllocationMode is not specified, the default mode is ExactCount. If the mode is ExactCount and count is not specified, the default count is one. Any other subrequests must specify this field.
     ///
     /// More modes may get added in the future. Clients must refuse to handle requests with unknown modes.
-    #[serde(rename = "allocationMode", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub allocation_mode: Option<String>,
     /// Count is used only when the count mode is "ExactCount". Must be greater than zero. If AllocationMode is ExactCount and this field is not specified, the default is one.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub count: Option<i64>,
     /// If specified, the request's tolerations.
     ///
@@ -1439,15 +1777,33 @@ pub struct DeviceSubRequest {
     /// The maximum number of tolerations is 16.
     ///
     /// This is a beta field and requires enabling the DRADeviceTaints feature gate.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<crate::api::resource::v1::DeviceToleration>,
     /// Capacity define resource requirements against each capacity.
     ///
     /// If this field is unset and the device supports multiple allocations, the default value will be applied to each capacity according to requestPolicy. For the capacity that has no requestPolicy, default is the full capacity value.
     ///
     /// Applies to each device allocation. If Count > 1, the request fails if there aren't enough devices that meet the requirements. If AllocationMode is set to All, the request fails if there are devices that otherwise match the request, and have this capacity, with a value >= the requested amount, but which cannot be allocated to this request.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::api::resource::v1::CapacityRequirements>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceSubRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("deviceClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.device_class_name, w);
+        if !Vec::is_empty(&self.selectors) { w.field("selectors"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selectors, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.allocation_mode) { w.field("allocationMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocation_mode, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.count) { w.field("count"); ::kapi_apimachinery::write::WriteJson::write_json(&self.count, w); }
+        if !Vec::is_empty(&self.tolerations) { w.field("tolerations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tolerations, w); }
+        if !Option::is_none(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceSubRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceSubRequest {
@@ -1491,12 +1847,11 @@ impl<'de> ::serde::Deserialize<'de> for DeviceSubRequest {
 /// The device this taint is attached to has the "effect" on any claim which does not tolerate the taint and, through the claim, to pods using the claim.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceTaint` (proto `k8s.io.api.resource.v1.DeviceTaint`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaint {
     /// The taint key to be applied to a device. Must be a label name.
     pub key: String,
     /// The taint value corresponding to the taint key. Must be a label value.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub value: Option<String>,
     /// The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using them.
     ///
@@ -1505,8 +1860,24 @@ pub struct DeviceTaint {
     /// TimeAdded represents the time at which the taint was added or (only in a DeviceTaintRule) the effect was modified. Added automatically during create or update if not set.
     ///
     /// In addition, in a DeviceTaintRule a value provided during an update gets replaced with the current time if the provided value is the same as the old one and the new effect is different. Changing the key and/or value while keeping the effect unchanged is possible and does not update the time stamp because the eviction which uses it is either already started (NoExecute) or not started yet (NoEffect, NoSchedule).
-    #[serde(rename = "timeAdded", skip_serializing_if = "Option::is_none")]
     pub time_added: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceTaint {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.value) { w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w); }
+        w.field("effect"); ::kapi_apimachinery::write::WriteJson::write_json(&self.effect, w);
+        if !Option::is_none(&self.time_added) { w.field("timeAdded"); ::kapi_apimachinery::write::WriteJson::write_json(&self.time_added, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceTaint {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceTaint {
@@ -1544,23 +1915,36 @@ impl<'de> ::serde::Deserialize<'de> for DeviceTaint {
 /// The ResourceClaim this DeviceToleration is attached to tolerates any taint that matches the triple <key,value,effect> using the matching operator <operator>.
 ///
 /// Generated from `io.k8s.api.resource.v1.DeviceToleration` (proto `k8s.io.api.resource.v1.DeviceToleration`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceToleration {
     /// Key is the taint key that the toleration applies to. Empty means match all taint keys. If the key is empty, operator must be Exists; this combination means to match all values and all keys. Must be a label name.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub key: Option<String>,
     /// Operator represents a key's relationship to the value. Valid operators are Exists and Equal. Defaults to Equal. Exists is equivalent to wildcard for value, so that a ResourceClaim can tolerate all taints of a particular category.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub operator: Option<String>,
     /// Value is the taint value the toleration matches to. If the operator is Exists, the value must be empty, otherwise just a regular string. Must be a label value.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub value: Option<String>,
     /// Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule and NoExecute.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub effect: Option<String>,
     /// TolerationSeconds represents the period of time the toleration (which must be of effect NoExecute, otherwise this field is ignored) tolerates the taint. By default, it is not set, which means tolerate the taint forever (do not evict). Zero and negative values will be treated as 0 (evict immediately) by the system. If larger than zero, the time when the pod needs to be evicted is calculated as <time when taint was adedd> + <toleration seconds>.
-    #[serde(rename = "tolerationSeconds", skip_serializing_if = "Option::is_none")]
     pub toleration_seconds: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceToleration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.key) { w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.operator) { w.field("operator"); ::kapi_apimachinery::write::WriteJson::write_json(&self.operator, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.value) { w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.effect) { w.field("effect"); ::kapi_apimachinery::write::WriteJson::write_json(&self.effect, w); }
+        if !Option::is_none(&self.toleration_seconds) { w.field("tolerationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.toleration_seconds, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceToleration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceToleration {
@@ -1600,17 +1984,15 @@ impl<'de> ::serde::Deserialize<'de> for DeviceToleration {
 /// ExactDeviceRequest is a request for one or more identical devices.
 ///
 /// Generated from `io.k8s.api.resource.v1.ExactDeviceRequest` (proto `k8s.io.api.resource.v1.ExactDeviceRequest`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExactDeviceRequest {
     /// DeviceClassName references a specific DeviceClass, which can define additional configuration and selectors to be inherited by this request.
     ///
     /// A DeviceClassName is required.
     ///
     /// Administrators may use this to restrict which devices may get requested by only installing classes with selectors for permitted devices. If users are free to request anything without restrictions, then administrators can create an empty DeviceClass for users to reference.
-    #[serde(rename = "deviceClassName")]
     pub device_class_name: String,
     /// Selectors define criteria which must be satisfied by a specific device in order for that device to be considered for this request. All selectors must be satisfied for a device to be considered.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub selectors: Vec<crate::api::resource::v1::DeviceSelector>,
     /// AllocationMode and its related fields define how devices are allocated to satisfy this request. Supported values are:
     ///
@@ -1626,15 +2008,12 @@ pub struct ExactDeviceRequest {
     /// If AllocationMode is not specified, the default mode is ExactCount. If the mode is ExactCount and count is not specified, the default count is one. Any other requests must specify this field.
     ///
     /// More modes may get added in the future. Clients must refuse to handle requests with unknown modes.
-    #[serde(rename = "allocationMode", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub allocation_mode: Option<String>,
     /// Count is used only when the count mode is "ExactCount". Must be greater than zero. If AllocationMode is ExactCount and this field is not specified, the default is one.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub count: Option<i64>,
     /// AdminAccess indicates that this is a claim for administrative access to the device(s). Claims with AdminAccess are expected to be used for monitoring or other management services for a device.  They ignore all ordinary claims to the device with respect to access modes and any resource allocations.
     ///
     /// Admin access is disabled if this field is unset or set to false, otherwise it is enabled.
-    #[serde(rename = "adminAccess", skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
     /// If specified, the request's tolerations.
     ///
@@ -1645,15 +2024,33 @@ pub struct ExactDeviceRequest {
     /// The maximum number of tolerations is 16.
     ///
     /// This is a beta field and requires enabling the DRADeviceTaints feature gate.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<crate::api::resource::v1::DeviceToleration>,
     /// Capacity define resource requirements against each capacity.
     ///
     /// If this field is unset and the device supports multiple allocations, the default value will be applied to each capacity according to requestPolicy. For the capacity that has no requestPolicy, default is the full capacity value.
     ///
     /// Applies to each device allocation. If Count > 1, the request fails if there aren't enough devices that meet the requirements. If AllocationMode is set to All, the request fails if there are devices that otherwise match the request, and have this capacity, with a value >= the requested amount, but which cannot be allocated to this request.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::api::resource::v1::CapacityRequirements>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExactDeviceRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("deviceClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.device_class_name, w);
+        if !Vec::is_empty(&self.selectors) { w.field("selectors"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selectors, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.allocation_mode) { w.field("allocationMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocation_mode, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.count) { w.field("count"); ::kapi_apimachinery::write::WriteJson::write_json(&self.count, w); }
+        if !Option::is_none(&self.admin_access) { w.field("adminAccess"); ::kapi_apimachinery::write::WriteJson::write_json(&self.admin_access, w); }
+        if !Vec::is_empty(&self.tolerations) { w.field("tolerations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.tolerations, w); }
+        if !Option::is_none(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExactDeviceRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExactDeviceRequest {
@@ -1697,21 +2094,34 @@ impl<'de> ::serde::Deserialize<'de> for ExactDeviceRequest {
 /// NetworkDeviceData provides network-related details for the allocated device. This information may be filled by drivers or other components to configure or identify the device within a network context.
 ///
 /// Generated from `io.k8s.api.resource.v1.NetworkDeviceData` (proto `k8s.io.api.resource.v1.NetworkDeviceData`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkDeviceData {
     /// InterfaceName specifies the name of the network interface associated with the allocated device. This might be the name of a physical or virtual network interface being configured in the pod.
     ///
     /// Must not be longer than 256 bytes.
-    #[serde(rename = "interfaceName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub interface_name: Option<String>,
     /// IPs lists the network addresses assigned to the device's network interface. This can include both IPv4 and IPv6 addresses. The IPs are in the CIDR notation, which includes both the address and the associated subnet mask. e.g.: "192.0.2.5/24" for IPv4 and "2001:db8::5/64" for IPv6.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ips: Vec<String>,
     /// HardwareAddress represents the hardware address (e.g. MAC Address) of the device's network interface.
     ///
     /// Must not be longer than 128 bytes.
-    #[serde(rename = "hardwareAddress", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub hardware_address: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NetworkDeviceData {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.interface_name) { w.field("interfaceName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.interface_name, w); }
+        if !Vec::is_empty(&self.ips) { w.field("ips"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ips, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.hardware_address) { w.field("hardwareAddress"); ::kapi_apimachinery::write::WriteJson::write_json(&self.hardware_address, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NetworkDeviceData {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NetworkDeviceData {
@@ -1747,10 +2157,9 @@ impl<'de> ::serde::Deserialize<'de> for NetworkDeviceData {
 /// NodeAllocatableResourceMapping defines the translation between the DRA device/capacity units requested to the corresponding quantity of the node allocatable resource.
 ///
 /// Generated from `io.k8s.api.resource.v1.NodeAllocatableResourceMapping` (proto `k8s.io.api.resource.v1.NodeAllocatableResourceMapping`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeAllocatableResourceMapping {
     /// CapacityKey references a capacity name defined as a key in the `spec.devices[*].capacity` map. When this field is set, the value associated with this key in the `status.allocation.devices.results[*].consumedCapacity` map (for a specific claim allocation) determines the base quantity for the node allocatable resource. If `allocationMultiplier` is also set, it is multiplied with the base quantity. For example, if `spec.devices[*].capacity` has an entry "dra.example.com/memory": "128Gi", and this field is set to "dra.example.com/memory", then for a claim allocation that consumes { "dra.example.com/memory": "4Gi" } the base quantity for the node allocatable resource mapping will be "4Gi", and `allocationMultiplier` should be omitted or set to "1".
-    #[serde(rename = "capacityKey", skip_serializing_if = "Option::is_none")]
     pub capacity_key: Option<String>,
     /// AllocationMultiplier is used as a multiplier for the allocated device count or the allocated capacity in the claim. It defaults to 1 if not specified. How the field is used also depends on whether `capacityKey` is set. 1.  If `capacityKey` is NOT set: `allocationMultiplier` multiplies the device count allocated to the claim.
     /// 	   a. A DRA driver representing each CPU core as a device would have
@@ -1767,8 +2176,22 @@ pub struct NodeAllocatableResourceMapping {
     ///     and each "core" provides 2 "cpu"s, the mapping would be:
     ///     {ResourceName: "cpu", capacityKey: "dra.example.com/cores", allocationMultiplier: "2"}.
     ///     If a claim consumes 8 "dra.example.com/cores", the CPU footprint is 8 * 2 = 16.
-    #[serde(rename = "allocationMultiplier", skip_serializing_if = "Option::is_none")]
     pub allocation_multiplier: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for NodeAllocatableResourceMapping {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.capacity_key) { w.field("capacityKey"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity_key, w); }
+        if !Option::is_none(&self.allocation_multiplier) { w.field("allocationMultiplier"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocation_multiplier, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for NodeAllocatableResourceMapping {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for NodeAllocatableResourceMapping {
@@ -1802,7 +2225,7 @@ impl<'de> ::serde::Deserialize<'de> for NodeAllocatableResourceMapping {
 /// OpaqueDeviceConfiguration contains configuration parameters for a driver in a format defined by the driver vendor.
 ///
 /// Generated from `io.k8s.api.resource.v1.OpaqueDeviceConfiguration` (proto `k8s.io.api.resource.v1.OpaqueDeviceConfiguration`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct OpaqueDeviceConfiguration {
     /// Driver is used to determine which kubelet plugin needs to be passed these configuration parameters.
     ///
@@ -1814,6 +2237,21 @@ pub struct OpaqueDeviceConfiguration {
     ///
     /// The length of the raw data must be smaller or equal to 10 Ki.
     pub parameters: ::kapi_apimachinery::RawExtension,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for OpaqueDeviceConfiguration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w);
+        w.field("parameters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parameters, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for OpaqueDeviceConfiguration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for OpaqueDeviceConfiguration {
@@ -1847,22 +2285,36 @@ impl<'de> ::serde::Deserialize<'de> for OpaqueDeviceConfiguration {
 /// ResourceClaim describes a request for access to resources in the cluster, for use by workloads. For example, if a workload needs an accelerator device with specific properties, this is how that request is expressed. The status stanza tracks whether this claim has been satisfied and what specific resources have been allocated.
 ///
 /// Generated from `io.k8s.api.resource.v1.ResourceClaim` (proto `k8s.io.api.resource.v1.ResourceClaim`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaim {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec describes what is being requested and how to configure it. The spec is immutable.
     pub spec: crate::api::resource::v1::ResourceClaimSpec,
     /// Status describes whether the claim is ready to use and what has been allocated.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::resource::v1::ResourceClaimStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaim {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaim {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaim {
@@ -1902,10 +2354,9 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaim {
 /// ResourceClaimConsumerReference contains enough information to let you locate the consumer of a ResourceClaim. The user must be a resource in the same namespace as the ResourceClaim.
 ///
 /// Generated from `io.k8s.api.resource.v1.ResourceClaimConsumerReference` (proto `k8s.io.api.resource.v1.ResourceClaimConsumerReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimConsumerReference {
     /// APIGroup is the group for the resource being referenced. It is empty for the core API. This matches the group in the APIVersion that is used when creating the resources.
-    #[serde(rename = "apiGroup", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_group: Option<String>,
     /// Resource is the type of resource being referenced, for example "pods".
     pub resource: String,
@@ -1913,6 +2364,23 @@ pub struct ResourceClaimConsumerReference {
     pub name: String,
     /// UID identifies exactly one incarnation of the resource.
     pub uid: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaimConsumerReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_group) { w.field("apiGroup"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_group, w); }
+        w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w);
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaimConsumerReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaimConsumerReference {
@@ -1950,20 +2418,33 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaimConsumerReference {
 /// ResourceClaimList is a collection of claims.
 ///
 /// Generated from `io.k8s.api.resource.v1.ResourceClaimList` (proto `k8s.io.api.resource.v1.ResourceClaimList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of resource claims.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::resource::v1::ResourceClaim>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaimList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaimList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaimList {
@@ -2001,11 +2482,24 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaimList {
 /// ResourceClaimSpec defines what is being requested in a ResourceClaim and how to configure it.
 ///
 /// Generated from `io.k8s.api.resource.v1.ResourceClaimSpec` (proto `k8s.io.api.resource.v1.ResourceClaimSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimSpec {
     /// Devices defines how to request devices.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub devices: Option<crate::api::resource::v1::DeviceClaim>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaimSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("devices"); ::kapi_apimachinery::go::opt_or_default(&self.devices, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaimSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaimSpec {
@@ -2037,10 +2531,9 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaimSpec {
 /// ResourceClaimStatus tracks whether the resource has been allocated and what the result of that was.
 ///
 /// Generated from `io.k8s.api.resource.v1.ResourceClaimStatus` (proto `k8s.io.api.resource.v1.ResourceClaimStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimStatus {
     /// Allocation is set once the claim has been allocated successfully.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocation: Option<crate::api::resource::v1::AllocationResult>,
     /// ReservedFor indicates which entities are currently allowed to use the claim. A Pod which references a ResourceClaim which is not reserved for that Pod will not be started. A claim that is in use or might be in use because it has been reserved must not get deallocated.
     ///
@@ -2049,11 +2542,25 @@ pub struct ResourceClaimStatus {
     /// Both schedulers try to add their pod to the claim.status.reservedFor field, but only the update that reaches the API server first gets stored. The other one fails with an error and the scheduler which issued it knows that it must put the pod back into the queue, waiting for the ResourceClaim to become usable again.
     ///
     /// There can be at most 256 such reservations. This may get increased in the future, but not reduced.
-    #[serde(rename = "reservedFor", skip_serializing_if = "Vec::is_empty")]
     pub reserved_for: Vec<crate::api::resource::v1::ResourceClaimConsumerReference>,
     /// Devices contains the status of each device allocated for this claim, as reported by the driver. This can include driver-specific information. Entries are owned by their respective drivers.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<crate::api::resource::v1::AllocatedDeviceStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaimStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.allocation) { w.field("allocation"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocation, w); }
+        if !Vec::is_empty(&self.reserved_for) { w.field("reservedFor"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reserved_for, w); }
+        if !Vec::is_empty(&self.devices) { w.field("devices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.devices, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaimStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaimStatus {
@@ -2089,21 +2596,35 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaimStatus {
 /// ResourceClaimTemplate is used to produce ResourceClaim objects.
 ///
 /// Generated from `io.k8s.api.resource.v1.ResourceClaimTemplate` (proto `k8s.io.api.resource.v1.ResourceClaimTemplate`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimTemplate {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Describes the ResourceClaim that is to be generated.
     ///
     /// This field is immutable. A ResourceClaim will get created by the control plane for a Pod when needed and then not get updated anymore.
     pub spec: crate::api::resource::v1::ResourceClaimTemplateSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaimTemplate {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaimTemplate {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaimTemplate {
@@ -2141,20 +2662,33 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaimTemplate {
 /// ResourceClaimTemplateList is a collection of claim templates.
 ///
 /// Generated from `io.k8s.api.resource.v1.ResourceClaimTemplateList` (proto `k8s.io.api.resource.v1.ResourceClaimTemplateList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimTemplateList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of resource claim templates.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::resource::v1::ResourceClaimTemplate>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaimTemplateList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaimTemplateList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaimTemplateList {
@@ -2192,13 +2726,27 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaimTemplateList {
 /// ResourceClaimTemplateSpec contains the metadata and fields for a ResourceClaim.
 ///
 /// Generated from `io.k8s.api.resource.v1.ResourceClaimTemplateSpec` (proto `k8s.io.api.resource.v1.ResourceClaimTemplateSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceClaimTemplateSpec {
     /// ObjectMeta may contain labels and annotations that will be copied into the ResourceClaim when creating it. No other fields are allowed and will be rejected during validation.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec for the ResourceClaim. The entire content is copied unchanged into the ResourceClaim that gets created from this template. The same fields as in a ResourceClaim are also valid here.
     pub spec: crate::api::resource::v1::ResourceClaimSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceClaimTemplateSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceClaimTemplateSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceClaimTemplateSpec {
@@ -2232,7 +2780,7 @@ impl<'de> ::serde::Deserialize<'de> for ResourceClaimTemplateSpec {
 /// ResourcePool describes the pool that ResourceSlices belong to.
 ///
 /// Generated from `io.k8s.api.resource.v1.ResourcePool` (proto `k8s.io.api.resource.v1.ResourcePool`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourcePool {
     /// Name is used to identify the pool. For node-local devices, this is often the node name, but this is not required.
     ///
@@ -2245,8 +2793,23 @@ pub struct ResourcePool {
     /// ResourceSliceCount is the total number of ResourceSlices in the pool at this generation number. Must be greater than zero.
     ///
     /// Consumers can use this to check whether they have seen all ResourceSlices belonging to the same pool.
-    #[serde(rename = "resourceSliceCount")]
     pub resource_slice_count: i64,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourcePool {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("generation"); ::kapi_apimachinery::write::WriteJson::write_json(&self.generation, w);
+        w.field("resourceSliceCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_slice_count, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourcePool {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourcePool {
@@ -2290,21 +2853,35 @@ impl<'de> ::serde::Deserialize<'de> for ResourcePool {
 /// For resources that are not local to a node, the node name is not set. Instead, the driver may use a node selector to specify where the devices are available.
 ///
 /// Generated from `io.k8s.api.resource.v1.ResourceSlice` (proto `k8s.io.api.resource.v1.ResourceSlice`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceSlice {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Contains the information published by the driver.
     ///
     /// Changing the spec automatically increments the metadata.generation number.
     pub spec: crate::api::resource::v1::ResourceSliceSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceSlice {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceSlice {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceSlice {
@@ -2342,20 +2919,33 @@ impl<'de> ::serde::Deserialize<'de> for ResourceSlice {
 /// ResourceSliceList is a collection of ResourceSlices.
 ///
 /// Generated from `io.k8s.api.resource.v1.ResourceSliceList` (proto `k8s.io.api.resource.v1.ResourceSliceList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceSliceList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of resource ResourceSlices.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::resource::v1::ResourceSlice>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceSliceList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceSliceList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceSliceList {
@@ -2393,7 +2983,7 @@ impl<'de> ::serde::Deserialize<'de> for ResourceSliceList {
 /// ResourceSliceSpec contains the information published by the driver in one ResourceSlice.
 ///
 /// Generated from `io.k8s.api.resource.v1.ResourceSliceSpec` (proto `k8s.io.api.resource.v1.ResourceSliceSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourceSliceSpec {
     /// Driver identifies the DRA driver providing the capacity information. A field selector can be used to list only ResourceSlice objects with a certain driver name.
     ///
@@ -2406,31 +2996,26 @@ pub struct ResourceSliceSpec {
     /// This field can be used to limit access from nodes to ResourceSlices with the same node name. It also indicates to autoscalers that adding new nodes of the same type as some old node might also make new resources available.
     ///
     /// Exactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set. This field is immutable.
-    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// NodeSelector defines which nodes have access to the resources in the pool, when that pool is not limited to a single node.
     ///
     /// Must use exactly one term.
     ///
     /// Exactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set.
-    #[serde(rename = "nodeSelector", skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// AllNodes indicates that all nodes have access to the resources in the pool.
     ///
     /// Exactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set.
-    #[serde(rename = "allNodes", skip_serializing_if = "Option::is_none")]
     pub all_nodes: Option<bool>,
     /// Devices lists some or all of the devices in this pool.
     ///
     /// Must not have more than 128 entries. If any device uses taints or consumes counters the limit is 64.
     ///
     /// Only one of Devices and SharedCounters can be set in a ResourceSlice.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<crate::api::resource::v1::Device>,
     /// PerDeviceNodeSelection defines whether the access from nodes to resources in the pool is set on the ResourceSlice level or on each device. If it is set to true, every device defined the ResourceSlice must specify this individually.
     ///
     /// Exactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set.
-    #[serde(rename = "perDeviceNodeSelection", skip_serializing_if = "Option::is_none")]
     pub per_device_node_selection: Option<bool>,
     /// SharedCounters defines a list of counter sets, each of which has a name and a list of counters available.
     ///
@@ -2439,8 +3024,28 @@ pub struct ResourceSliceSpec {
     /// Only one of Devices and SharedCounters can be set in a ResourceSlice.
     ///
     /// The maximum number of counter sets is 8.
-    #[serde(rename = "sharedCounters", skip_serializing_if = "Vec::is_empty")]
     pub shared_counters: Vec<crate::api::resource::v1::CounterSet>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourceSliceSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w);
+        w.field("pool"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool, w);
+        if !Option::is_none(&self.node_name) { w.field("nodeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_name, w); }
+        if !Option::is_none(&self.node_selector) { w.field("nodeSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_selector, w); }
+        if !Option::is_none(&self.all_nodes) { w.field("allNodes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.all_nodes, w); }
+        if !Vec::is_empty(&self.devices) { w.field("devices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.devices, w); }
+        if !Option::is_none(&self.per_device_node_selection) { w.field("perDeviceNodeSelection"); ::kapi_apimachinery::write::WriteJson::write_json(&self.per_device_node_selection, w); }
+        if !Vec::is_empty(&self.shared_counters) { w.field("sharedCounters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.shared_counters, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourceSliceSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourceSliceSpec {

@@ -3,7 +3,7 @@
 /// CELDeviceSelector contains a CEL expression for selecting a device.
 ///
 /// Generated from proto `k8s.io.api.resource.v1alpha3.CELDeviceSelector`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CELDeviceSelector {
     /// Expression is a CEL expression which evaluates a single device. It
     /// must evaluate to true when the device under consideration satisfies
@@ -57,8 +57,21 @@ pub struct CELDeviceSelector {
     /// of logical steps.
     ///
     /// +required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub expression: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CELDeviceSelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("expression"); ::kapi_apimachinery::go::opt_or_default(&self.expression, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CELDeviceSelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CELDeviceSelector {
@@ -90,14 +103,27 @@ impl<'de> ::serde::Deserialize<'de> for CELDeviceSelector {
 /// DeviceSelector must have exactly one field set.
 ///
 /// Generated from proto `k8s.io.api.resource.v1alpha3.DeviceSelector`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceSelector {
     /// CEL contains a CEL expression for selecting a device.
     ///
     /// +optional
     /// +oneOf=SelectorType
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cel: Option<crate::api::resource::v1alpha3::CELDeviceSelector>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceSelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.cel) { w.field("cel"); ::kapi_apimachinery::write::WriteJson::write_json(&self.cel, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceSelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceSelector {
@@ -129,12 +155,11 @@ impl<'de> ::serde::Deserialize<'de> for DeviceSelector {
 /// The device this taint is attached to has the "effect" on any claim which does not tolerate the taint and, through the claim, to pods using the claim.
 ///
 /// Generated from `io.k8s.api.resource.v1alpha3.DeviceTaint` (proto `k8s.io.api.resource.v1alpha3.DeviceTaint`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaint {
     /// The taint key to be applied to a device. Must be a label name.
     pub key: String,
     /// The taint value corresponding to the taint key. Must be a label value.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub value: Option<String>,
     /// The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using them.
     ///
@@ -143,8 +168,24 @@ pub struct DeviceTaint {
     /// TimeAdded represents the time at which the taint was added or (only in a DeviceTaintRule) the effect was modified. Added automatically during create or update if not set.
     ///
     /// In addition, in a DeviceTaintRule a value provided during an update gets replaced with the current time if the provided value is the same as the old one and the new effect is different. Changing the key and/or value while keeping the effect unchanged is possible and does not update the time stamp because the eviction which uses it is either already started (NoExecute) or not started yet (NoEffect, NoSchedule).
-    #[serde(rename = "timeAdded", skip_serializing_if = "Option::is_none")]
     pub time_added: Option<::kapi_apimachinery::Time>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceTaint {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.value) { w.field("value"); ::kapi_apimachinery::write::WriteJson::write_json(&self.value, w); }
+        w.field("effect"); ::kapi_apimachinery::write::WriteJson::write_json(&self.effect, w);
+        if !Option::is_none(&self.time_added) { w.field("timeAdded"); ::kapi_apimachinery::write::WriteJson::write_json(&self.time_added, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceTaint {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceTaint {
@@ -182,24 +223,38 @@ impl<'de> ::serde::Deserialize<'de> for DeviceTaint {
 /// DeviceTaintRule adds one taint to all devices which match the selector. This has the same effect as if the taint was specified directly in the ResourceSlice by the DRA driver.
 ///
 /// Generated from `io.k8s.api.resource.v1alpha3.DeviceTaintRule` (proto `k8s.io.api.resource.v1alpha3.DeviceTaintRule`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintRule {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec specifies the selector and one taint.
     ///
     /// Changing the spec automatically increments the metadata.generation number.
     pub spec: crate::api::resource::v1alpha3::DeviceTaintRuleSpec,
     /// Status provides information about what was requested in the spec.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::resource::v1alpha3::DeviceTaintRuleStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceTaintRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceTaintRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRule {
@@ -239,20 +294,33 @@ impl<'de> ::serde::Deserialize<'de> for DeviceTaintRule {
 /// DeviceTaintRuleList is a collection of DeviceTaintRules.
 ///
 /// Generated from `io.k8s.api.resource.v1alpha3.DeviceTaintRuleList` (proto `k8s.io.api.resource.v1alpha3.DeviceTaintRuleList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintRuleList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of DeviceTaintRules.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::resource::v1alpha3::DeviceTaintRule>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceTaintRuleList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceTaintRuleList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRuleList {
@@ -290,13 +358,27 @@ impl<'de> ::serde::Deserialize<'de> for DeviceTaintRuleList {
 /// DeviceTaintRuleSpec specifies the selector and one taint.
 ///
 /// Generated from `io.k8s.api.resource.v1alpha3.DeviceTaintRuleSpec` (proto `k8s.io.api.resource.v1alpha3.DeviceTaintRuleSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintRuleSpec {
     /// DeviceSelector defines which device(s) the taint is applied to. All selector criteria must be satisfied for a device to match. The empty selector matches all devices. Without a selector, no devices are matches.
-    #[serde(rename = "deviceSelector", skip_serializing_if = "Option::is_none")]
     pub device_selector: Option<crate::api::resource::v1alpha3::DeviceTaintSelector>,
     /// The taint that gets applied to matching devices.
     pub taint: crate::api::resource::v1alpha3::DeviceTaint,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceTaintRuleSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.device_selector) { w.field("deviceSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.device_selector, w); }
+        w.field("taint"); ::kapi_apimachinery::write::WriteJson::write_json(&self.taint, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceTaintRuleSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRuleSpec {
@@ -330,7 +412,7 @@ impl<'de> ::serde::Deserialize<'de> for DeviceTaintRuleSpec {
 /// DeviceTaintRuleStatus provides information about an on-going pod eviction.
 ///
 /// Generated from `io.k8s.api.resource.v1alpha3.DeviceTaintRuleStatus` (proto `k8s.io.api.resource.v1alpha3.DeviceTaintRuleStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintRuleStatus {
     /// Conditions provide information about the state of the DeviceTaintRule and the cluster at some point in time, in a machine-readable and human-readable format.
     ///
@@ -342,8 +424,21 @@ pub struct DeviceTaintRuleStatus {
     /// For `effect: None`, the condition above gets set once for each change to the spec, with the message containing information about what would happen if the effect was `NoExecute`. This feedback can be used to decide whether changing the effect to `NoExecute` will work as intended. It only gets set once to avoid having to constantly update the status.
     ///
     /// Must have 8 or fewer entries.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceTaintRuleStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceTaintRuleStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRuleStatus {
@@ -375,21 +470,34 @@ impl<'de> ::serde::Deserialize<'de> for DeviceTaintRuleStatus {
 /// DeviceTaintSelector defines which device(s) a DeviceTaintRule applies to. The empty selector matches all devices. Without a selector, no devices are matched.
 ///
 /// Generated from `io.k8s.api.resource.v1alpha3.DeviceTaintSelector` (proto `k8s.io.api.resource.v1alpha3.DeviceTaintSelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTaintSelector {
     /// If driver is set, only devices from that driver are selected. This fields corresponds to slice.spec.driver.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub driver: Option<String>,
     /// If pool is set, only devices in that pool are selected.
     ///
     /// Also setting the driver name may be useful to avoid ambiguity when different drivers use the same pool name, but this is not required because selecting pools from different drivers may also be useful, for example when drivers with node-local devices use the node name as their pool name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pool: Option<String>,
     /// If device is set, only devices with that name are selected. This field corresponds to slice.spec.devices[].name.
     ///
     /// Setting also driver and pool may be required to avoid ambiguity, but is not required.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeviceTaintSelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.driver) { w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w); }
+        if !Option::is_none(&self.pool) { w.field("pool"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool, w); }
+        if !Option::is_none(&self.device) { w.field("device"); ::kapi_apimachinery::write::WriteJson::write_json(&self.device, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeviceTaintSelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeviceTaintSelector {
@@ -425,37 +533,51 @@ impl<'de> ::serde::Deserialize<'de> for DeviceTaintSelector {
 /// PoolStatus contains status information for a single resource pool.
 ///
 /// Generated from `io.k8s.api.resource.v1alpha3.PoolStatus` (proto `k8s.io.api.resource.v1alpha3.PoolStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PoolStatus {
     /// Driver is the DRA driver name for this pool. Must be a DNS subdomain (e.g., "gpu.example.com").
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub driver: String,
     /// PoolName is the name of the pool. Must be a valid resource pool name (DNS subdomains separated by "/").
-    #[serde(rename = "poolName", skip_serializing_if = "::kapi_apimachinery::go::is_zero")]
     pub pool_name: String,
     /// Generation is the pool generation observed across all ResourceSlices in this pool. Only the latest generation is reported. During a generation rollout, if not all slices at the latest generation have been published, the pool is included with a validationError and device counts unset.
     pub generation: i64,
     /// ResourceSliceCount is the number of ResourceSlices that make up this pool. May be unset when validationError is set.
-    #[serde(rename = "resourceSliceCount", skip_serializing_if = "Option::is_none")]
     pub resource_slice_count: Option<i32>,
     /// TotalDevices is the total number of devices in the pool across all slices. A value of 0 means the pool has no devices. May be unset when validationError is set.
-    #[serde(rename = "totalDevices", skip_serializing_if = "Option::is_none")]
     pub total_devices: Option<i32>,
     /// AllocatedDevices is the number of devices currently allocated to claims. A value of 0 means no devices are allocated. May be unset when validationError is set.
-    #[serde(rename = "allocatedDevices", skip_serializing_if = "Option::is_none")]
     pub allocated_devices: Option<i32>,
     /// AvailableDevices is the number of devices available for allocation. This equals TotalDevices - AllocatedDevices - UnavailableDevices. A value of 0 means no devices are currently available. May be unset when validationError is set.
-    #[serde(rename = "availableDevices", skip_serializing_if = "Option::is_none")]
     pub available_devices: Option<i32>,
     /// UnavailableDevices is the number of devices that are not available due to taints or other conditions, but are not allocated. A value of 0 means all unallocated devices are available. May be unset when validationError is set.
-    #[serde(rename = "unavailableDevices", skip_serializing_if = "Option::is_none")]
     pub unavailable_devices: Option<i32>,
     /// NodeName is the node this pool is associated with. When omitted, the pool is not associated with a specific node. Must be a valid DNS subdomain name (RFC1123).
-    #[serde(rename = "nodeName", skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// ValidationError is set when the pool's data could not be fully validated (e.g., incomplete slice publication). When set, device count fields and ResourceSliceCount may be unset.
-    #[serde(rename = "validationError", skip_serializing_if = "Option::is_none")]
     pub validation_error: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PoolStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::is_zero(&self.driver) { w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w); }
+        if !::kapi_apimachinery::go::is_zero(&self.pool_name) { w.field("poolName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool_name, w); }
+        w.field("generation"); ::kapi_apimachinery::write::WriteJson::write_json(&self.generation, w);
+        if !Option::is_none(&self.resource_slice_count) { w.field("resourceSliceCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_slice_count, w); }
+        if !Option::is_none(&self.total_devices) { w.field("totalDevices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.total_devices, w); }
+        if !Option::is_none(&self.allocated_devices) { w.field("allocatedDevices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocated_devices, w); }
+        if !Option::is_none(&self.available_devices) { w.field("availableDevices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.available_devices, w); }
+        if !Option::is_none(&self.unavailable_devices) { w.field("unavailableDevices"); ::kapi_apimachinery::write::WriteJson::write_json(&self.unavailable_devices, w); }
+        if !Option::is_none(&self.node_name) { w.field("nodeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_name, w); }
+        if !Option::is_none(&self.validation_error) { w.field("validationError"); ::kapi_apimachinery::write::WriteJson::write_json(&self.validation_error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PoolStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PoolStatus {
@@ -505,21 +627,36 @@ impl<'de> ::serde::Deserialize<'de> for PoolStatus {
 /// ResourcePoolStatusRequest triggers a one-time calculation of resource pool status based on the provided filters. Once status is set, the request is considered complete and will not be reprocessed. Users should delete and recreate requests to get updated information.
 ///
 /// Generated from `io.k8s.api.resource.v1alpha3.ResourcePoolStatusRequest` (proto `k8s.io.api.resource.v1alpha3.ResourcePoolStatusRequest`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourcePoolStatusRequest {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// Spec defines the filters for which pools to include in the status. The spec is immutable once created.
     pub spec: crate::api::resource::v1alpha3::ResourcePoolStatusRequestSpec,
     /// Status is populated by the controller with the calculated pool status. When status is non-nil, the request is considered complete and the entire object becomes immutable.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::api::resource::v1alpha3::ResourcePoolStatusRequestStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourcePoolStatusRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourcePoolStatusRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequest {
@@ -559,20 +696,33 @@ impl<'de> ::serde::Deserialize<'de> for ResourcePoolStatusRequest {
 /// ResourcePoolStatusRequestList is a collection of ResourcePoolStatusRequests.
 ///
 /// Generated from `io.k8s.api.resource.v1alpha3.ResourcePoolStatusRequestList` (proto `k8s.io.api.resource.v1alpha3.ResourcePoolStatusRequestList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourcePoolStatusRequestList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of ResourcePoolStatusRequests.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::resource::v1alpha3::ResourcePoolStatusRequest>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourcePoolStatusRequestList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourcePoolStatusRequestList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequestList {
@@ -610,18 +760,32 @@ impl<'de> ::serde::Deserialize<'de> for ResourcePoolStatusRequestList {
 /// ResourcePoolStatusRequestSpec defines the filters for the pool status request.
 ///
 /// Generated from `io.k8s.api.resource.v1alpha3.ResourcePoolStatusRequestSpec` (proto `k8s.io.api.resource.v1alpha3.ResourcePoolStatusRequestSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourcePoolStatusRequestSpec {
     /// Driver specifies the DRA driver name to filter pools. Only pools from ResourceSlices with this driver will be included. Must be a DNS subdomain (e.g., "gpu.example.com").
     pub driver: String,
     /// PoolName optionally filters to a specific pool name. If not specified, all pools from the specified driver are included. When specified, must be a non-empty valid resource pool name (DNS subdomains separated by "/").
-    #[serde(rename = "poolName", skip_serializing_if = "Option::is_none")]
     pub pool_name: Option<String>,
     /// Limit optionally specifies the maximum number of pools to return in the status. If more pools match the filter criteria, the response will be truncated (i.e., len(status.pools) < status.poolCount).
     ///
     /// Default: 100 Minimum: 1 Maximum: 1000
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourcePoolStatusRequestSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("driver"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver, w);
+        if !Option::is_none(&self.pool_name) { w.field("poolName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool_name, w); }
+        if !Option::is_none(&self.limit) { w.field("limit"); ::kapi_apimachinery::write::WriteJson::write_json(&self.limit, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourcePoolStatusRequestSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequestSpec {
@@ -657,19 +821,32 @@ impl<'de> ::serde::Deserialize<'de> for ResourcePoolStatusRequestSpec {
 /// ResourcePoolStatusRequestStatus contains the calculated pool status information.
 ///
 /// Generated from `io.k8s.api.resource.v1alpha3.ResourcePoolStatusRequestStatus` (proto `k8s.io.api.resource.v1alpha3.ResourcePoolStatusRequestStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResourcePoolStatusRequestStatus {
     /// PoolCount is the total number of pools that matched the filter criteria, regardless of truncation. This helps users understand how many pools exist even when the response is truncated. A value of 0 means no pools matched the filter criteria.
-    #[serde(rename = "poolCount")]
     pub pool_count: i32,
     /// Pools contains the first `spec.limit` matching pools, sorted by driver then pool name. If `len(pools) < poolCount`, the list was truncated. When omitted, no pools matched the request filters.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pools: Vec<crate::api::resource::v1alpha3::PoolStatus>,
     /// Conditions provide information about the state of the request. A condition with type=Complete or type=Failed will always be set when the status is populated.
     ///
     /// Known condition types: - "Complete": True when the request has been processed successfully - "Failed": True when the request could not be processed
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ResourcePoolStatusRequestStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("poolCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pool_count, w);
+        if !Vec::is_empty(&self.pools) { w.field("pools"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pools, w); }
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ResourcePoolStatusRequestStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequestStatus {

@@ -3,8 +3,21 @@
 /// BasicSchedulingPolicy indicates that standard Kubernetes scheduling behavior should be used.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.BasicSchedulingPolicy` (proto `k8s.io.api.scheduling.v1alpha2.BasicSchedulingPolicy`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BasicSchedulingPolicy {
+}
+
+impl ::kapi_apimachinery::write::WriteJson for BasicSchedulingPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for BasicSchedulingPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for BasicSchedulingPolicy {
@@ -34,11 +47,24 @@ impl<'de> ::serde::Deserialize<'de> for BasicSchedulingPolicy {
 /// GangSchedulingPolicy defines the parameters for gang scheduling.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.GangSchedulingPolicy` (proto `k8s.io.api.scheduling.v1alpha2.GangSchedulingPolicy`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GangSchedulingPolicy {
     /// MinCount is the minimum number of pods that must be schedulable or scheduled at the same time for the scheduler to admit the entire group. It must be a positive integer.
-    #[serde(rename = "minCount")]
     pub min_count: i32,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GangSchedulingPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("minCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_count, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GangSchedulingPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GangSchedulingPolicy {
@@ -70,22 +96,36 @@ impl<'de> ::serde::Deserialize<'de> for GangSchedulingPolicy {
 /// PodGroup represents a runtime instance of pods grouped together. PodGroups are created by workload controllers (Job, LWS, JobSet, etc...) from Workload.podGroupTemplates. PodGroup API enablement is toggled by the GenericWorkload feature gate.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.PodGroup` (proto `k8s.io.api.scheduling.v1alpha2.PodGroup`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroup {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the desired state of the PodGroup.
     pub spec: crate::api::scheduling::v1alpha2::PodGroupSpec,
     /// Status represents the current observed state of the PodGroup.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::scheduling::v1alpha2::PodGroupStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroup {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroup {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroup {
@@ -125,20 +165,33 @@ impl<'de> ::serde::Deserialize<'de> for PodGroup {
 /// PodGroupList contains a list of PodGroup resources.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.PodGroupList` (proto `k8s.io.api.scheduling.v1alpha2.PodGroupList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of PodGroups.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::scheduling::v1alpha2::PodGroup>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupList {
@@ -178,14 +231,13 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupList {
 /// It adds a name to it that uniquely identifies the ResourceClaim inside the PodGroup. Pods that need access to the ResourceClaim define a matching reference in its own Spec.ResourceClaims. The Pod's claim must match all fields of the PodGroup's claim exactly.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.PodGroupResourceClaim` (proto `k8s.io.api.scheduling.v1alpha2.PodGroupResourceClaim`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupResourceClaim {
     /// Name uniquely identifies this resource claim inside the PodGroup. This must be a DNS_LABEL.
     pub name: String,
     /// ResourceClaimName is the name of a ResourceClaim object in the same namespace as this PodGroup. The ResourceClaim will be reserved for the PodGroup instead of its individual pods.
     ///
     /// Exactly one of ResourceClaimName and ResourceClaimTemplateName must be set.
-    #[serde(rename = "resourceClaimName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_name: Option<String>,
     /// ResourceClaimTemplateName is the name of a ResourceClaimTemplate object in the same namespace as this PodGroup.
     ///
@@ -194,8 +246,23 @@ pub struct PodGroupResourceClaim {
     /// This field is immutable and no changes will be made to the corresponding ResourceClaim by the control plane after creating the ResourceClaim.
     ///
     /// Exactly one of ResourceClaimName and ResourceClaimTemplateName must be set.
-    #[serde(rename = "resourceClaimTemplateName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_template_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupResourceClaim {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Option::is_none(&self.resource_claim_name) { w.field("resourceClaimName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claim_name, w); }
+        if !Option::is_none(&self.resource_claim_template_name) { w.field("resourceClaimTemplateName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claim_template_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupResourceClaim {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupResourceClaim {
@@ -231,13 +298,27 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupResourceClaim {
 /// PodGroupResourceClaimStatus is stored in the PodGroupStatus for each PodGroupResourceClaim which references a ResourceClaimTemplate. It stores the generated name for the corresponding ResourceClaim.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.PodGroupResourceClaimStatus` (proto `k8s.io.api.scheduling.v1alpha2.PodGroupResourceClaimStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupResourceClaimStatus {
     /// Name uniquely identifies this resource claim inside the PodGroup. This must match the name of an entry in podgroup.spec.resourceClaims, which implies that the string must be a DNS_LABEL.
     pub name: String,
     /// ResourceClaimName is the name of the ResourceClaim that was generated for the PodGroup in the namespace of the PodGroup. If this is unset, then generating a ResourceClaim was not necessary. The podgroup.spec.resourceClaims entry can be ignored in this case.
-    #[serde(rename = "resourceClaimName", skip_serializing_if = "Option::is_none")]
     pub resource_claim_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupResourceClaimStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Option::is_none(&self.resource_claim_name) { w.field("resourceClaimName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claim_name, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupResourceClaimStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupResourceClaimStatus {
@@ -271,11 +352,24 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupResourceClaimStatus {
 /// PodGroupSchedulingConstraints defines scheduling constraints (e.g. topology) for a PodGroup.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.PodGroupSchedulingConstraints` (proto `k8s.io.api.scheduling.v1alpha2.PodGroupSchedulingConstraints`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupSchedulingConstraints {
     /// Topology defines the topology constraints for the pod group. Currently only a single topology constraint can be specified. This may change in the future.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub topology: Vec<crate::api::scheduling::v1alpha2::TopologyConstraint>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupSchedulingConstraints {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.topology) { w.field("topology"); ::kapi_apimachinery::write::WriteJson::write_json(&self.topology, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupSchedulingConstraints {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupSchedulingConstraints {
@@ -307,14 +401,27 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupSchedulingConstraints {
 /// PodGroupSchedulingPolicy defines the scheduling configuration for a PodGroup. Exactly one policy must be set.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.PodGroupSchedulingPolicy` (proto `k8s.io.api.scheduling.v1alpha2.PodGroupSchedulingPolicy`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupSchedulingPolicy {
     /// Basic specifies that the pods in this group should be scheduled using standard Kubernetes scheduling behavior.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub basic: Option<crate::api::scheduling::v1alpha2::BasicSchedulingPolicy>,
     /// Gang specifies that the pods in this group should be scheduled using all-or-nothing semantics.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gang: Option<crate::api::scheduling::v1alpha2::GangSchedulingPolicy>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupSchedulingPolicy {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.basic) { w.field("basic"); ::kapi_apimachinery::write::WriteJson::write_json(&self.basic, w); }
+        if !Option::is_none(&self.gang) { w.field("gang"); ::kapi_apimachinery::write::WriteJson::write_json(&self.gang, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupSchedulingPolicy {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupSchedulingPolicy {
@@ -348,33 +455,46 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupSchedulingPolicy {
 /// PodGroupSpec defines the desired state of a PodGroup.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.PodGroupSpec` (proto `k8s.io.api.scheduling.v1alpha2.PodGroupSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupSpec {
     /// PodGroupTemplateRef references an optional PodGroup template within other object (e.g. Workload) that was used to create the PodGroup. This field is immutable.
-    #[serde(rename = "podGroupTemplateRef")]
     pub pod_group_template_ref: Option<crate::api::scheduling::v1alpha2::PodGroupTemplateReference>,
     /// SchedulingPolicy defines the scheduling policy for this instance of the PodGroup. Controllers are expected to fill this field by copying it from a PodGroupTemplate. This field is immutable.
-    #[serde(rename = "schedulingPolicy")]
     pub scheduling_policy: crate::api::scheduling::v1alpha2::PodGroupSchedulingPolicy,
     /// SchedulingConstraints defines optional scheduling constraints (e.g. topology) for this PodGroup. Controllers are expected to fill this field by copying it from a PodGroupTemplate. This field is immutable. This field is only available when the TopologyAwareWorkloadScheduling feature gate is enabled.
-    #[serde(rename = "schedulingConstraints", skip_serializing_if = "Option::is_none")]
     pub scheduling_constraints: Option<crate::api::scheduling::v1alpha2::PodGroupSchedulingConstraints>,
     /// ResourceClaims defines which ResourceClaims may be shared among Pods in the group. Pods consume the devices allocated to a PodGroup's claim by defining a claim in its own Spec.ResourceClaims that matches the PodGroup's claim exactly. The claim must have the same name and refer to the same ResourceClaim or ResourceClaimTemplate.
     ///
     /// This is an alpha-level field and requires that the DRAWorkloadResourceClaims feature gate is enabled.
     ///
     /// This field is immutable.
-    #[serde(rename = "resourceClaims", skip_serializing_if = "Vec::is_empty")]
     pub resource_claims: Vec<crate::api::scheduling::v1alpha2::PodGroupResourceClaim>,
     /// DisruptionMode defines the mode in which a given PodGroup can be disrupted. Controllers are expected to fill this field by copying it from a PodGroupTemplate. One of Pod, PodGroup. Defaults to Pod if unset. This field is immutable. This field is available only when the WorkloadAwarePreemption feature gate is enabled.
-    #[serde(rename = "disruptionMode", skip_serializing_if = "Option::is_none")]
     pub disruption_mode: Option<String>,
     /// PriorityClassName defines the priority that should be considered when scheduling this pod group. Controllers are expected to fill this field by copying it from a PodGroupTemplate. Otherwise, it is validated and resolved similarly to the PriorityClassName on PodGroupTemplate (i.e. if no priority class is specified, admission control can set this to the global default priority class if it exists. Otherwise, the pod group's priority will be zero). This field is immutable. This field is available only when the WorkloadAwarePreemption feature gate is enabled.
-    #[serde(rename = "priorityClassName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub priority_class_name: Option<String>,
     /// Priority is the value of priority of this pod group. Various system components use this field to find the priority of the pod group. When Priority Admission Controller is enabled, it prevents users from setting this field. The admission controller populates this field from PriorityClassName. The higher the value, the higher the priority. This field is immutable. This field is available only when the WorkloadAwarePreemption feature gate is enabled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("podGroupTemplateRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_group_template_ref, w);
+        w.field("schedulingPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scheduling_policy, w);
+        if !Option::is_none(&self.scheduling_constraints) { w.field("schedulingConstraints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scheduling_constraints, w); }
+        if !Vec::is_empty(&self.resource_claims) { w.field("resourceClaims"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claims, w); }
+        if !Option::is_none(&self.disruption_mode) { w.field("disruptionMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.disruption_mode, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.priority_class_name) { w.field("priorityClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.priority_class_name, w); }
+        if !Option::is_none(&self.priority) { w.field("priority"); ::kapi_apimachinery::write::WriteJson::write_json(&self.priority, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupSpec {
@@ -418,7 +538,7 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupSpec {
 /// PodGroupStatus represents information about the status of a pod group.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.PodGroupStatus` (proto `k8s.io.api.scheduling.v1alpha2.PodGroupStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupStatus {
     /// Conditions represent the latest observations of the PodGroup's state.
     ///
@@ -432,11 +552,24 @@ pub struct PodGroupStatus {
     ///
     /// Known reasons for the DisruptionTarget condition: - "PreemptionByScheduler": The PodGroup was preempted by the scheduler to make room for
     ///   higher-priority PodGroups or Pods.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
     /// Status of resource claims.
-    #[serde(rename = "resourceClaimStatuses", skip_serializing_if = "Vec::is_empty")]
     pub resource_claim_statuses: Vec<crate::api::scheduling::v1alpha2::PodGroupResourceClaimStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !Vec::is_empty(&self.resource_claim_statuses) { w.field("resourceClaimStatuses"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claim_statuses, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupStatus {
@@ -470,32 +603,46 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupStatus {
 /// PodGroupTemplate represents a template for a set of pods with a scheduling policy.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.PodGroupTemplate` (proto `k8s.io.api.scheduling.v1alpha2.PodGroupTemplate`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupTemplate {
     /// Name is a unique identifier for the PodGroupTemplate within the Workload. It must be a DNS label. This field is immutable.
     pub name: String,
     /// SchedulingPolicy defines the scheduling policy for this PodGroupTemplate.
-    #[serde(rename = "schedulingPolicy")]
     pub scheduling_policy: crate::api::scheduling::v1alpha2::PodGroupSchedulingPolicy,
     /// SchedulingConstraints defines optional scheduling constraints (e.g. topology) for this PodGroupTemplate. This field is only available when the TopologyAwareWorkloadScheduling feature gate is enabled.
-    #[serde(rename = "schedulingConstraints")]
     pub scheduling_constraints: Option<crate::api::scheduling::v1alpha2::PodGroupSchedulingConstraints>,
     /// ResourceClaims defines which ResourceClaims may be shared among Pods in the group. Pods consume the devices allocated to a PodGroup's claim by defining a claim in its own Spec.ResourceClaims that matches the PodGroup's claim exactly. The claim must have the same name and refer to the same ResourceClaim or ResourceClaimTemplate.
     ///
     /// This is an alpha-level field and requires that the DRAWorkloadResourceClaims feature gate is enabled.
     ///
     /// This field is immutable.
-    #[serde(rename = "resourceClaims", skip_serializing_if = "Vec::is_empty")]
     pub resource_claims: Vec<crate::api::scheduling::v1alpha2::PodGroupResourceClaim>,
     /// DisruptionMode defines the mode in which a given PodGroup can be disrupted. One of Pod, PodGroup. This field is available only when the WorkloadAwarePreemption feature gate is enabled.
-    #[serde(rename = "disruptionMode", skip_serializing_if = "Option::is_none")]
     pub disruption_mode: Option<String>,
     /// PriorityClassName indicates the priority that should be considered when scheduling a pod group created from this template. If no priority class is specified, admission control can set this to the global default priority class if it exists. Otherwise, pod groups created from this template will have the priority set to zero. This field is available only when the WorkloadAwarePreemption feature gate is enabled.
-    #[serde(rename = "priorityClassName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub priority_class_name: Option<String>,
     /// Priority is the value of priority of pod groups created from this template. Various system components use this field to find the priority of the pod group. When Priority Admission Controller is enabled, it prevents users from setting this field. The admission controller populates this field from PriorityClassName. The higher the value, the higher the priority. This field is available only when the WorkloadAwarePreemption feature gate is enabled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupTemplate {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("schedulingPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scheduling_policy, w);
+        w.field("schedulingConstraints"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scheduling_constraints, w);
+        if !Vec::is_empty(&self.resource_claims) { w.field("resourceClaims"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_claims, w); }
+        if !Option::is_none(&self.disruption_mode) { w.field("disruptionMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.disruption_mode, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.priority_class_name) { w.field("priorityClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.priority_class_name, w); }
+        if !Option::is_none(&self.priority) { w.field("priority"); ::kapi_apimachinery::write::WriteJson::write_json(&self.priority, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupTemplate {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupTemplate {
@@ -539,10 +686,24 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupTemplate {
 /// PodGroupTemplateReference references a PodGroup template defined in some object (e.g. Workload). Exactly one reference must be set.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.PodGroupTemplateReference` (proto `k8s.io.api.scheduling.v1alpha2.PodGroupTemplateReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodGroupTemplateReference {
     /// Workload references the PodGroupTemplate within the Workload object that was used to create the PodGroup.
     pub workload: Option<crate::api::scheduling::v1alpha2::WorkloadPodGroupTemplateReference>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PodGroupTemplateReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("workload"); ::kapi_apimachinery::write::WriteJson::write_json(&self.workload, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PodGroupTemplateReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PodGroupTemplateReference {
@@ -574,10 +735,24 @@ impl<'de> ::serde::Deserialize<'de> for PodGroupTemplateReference {
 /// TopologyConstraint defines a topology constraint for a PodGroup.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.TopologyConstraint` (proto `k8s.io.api.scheduling.v1alpha2.TopologyConstraint`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TopologyConstraint {
     /// Key specifies the key of the node label representing the topology domain. All pods within the PodGroup must be colocated within the same domain instance. Different PodGroups can land on different domain instances even if they derive from the same PodGroupTemplate. Examples: "topology.kubernetes.io/rack"
     pub key: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TopologyConstraint {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TopologyConstraint {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TopologyConstraint {
@@ -609,15 +784,30 @@ impl<'de> ::serde::Deserialize<'de> for TopologyConstraint {
 /// TypedLocalObjectReference allows to reference typed object inside the same namespace.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.TypedLocalObjectReference` (proto `k8s.io.api.scheduling.v1alpha2.TypedLocalObjectReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TypedLocalObjectReference {
     /// APIGroup is the group for the resource being referenced. If APIGroup is empty, the specified Kind must be in the core API group. For any other third-party types, setting APIGroup is required. It must be a DNS subdomain.
-    #[serde(rename = "apiGroup", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_group: Option<String>,
     /// Kind is the type of resource being referenced. It must be a path segment name.
     pub kind: String,
     /// Name is the name of resource being referenced. It must be a path segment name.
     pub name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TypedLocalObjectReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_group) { w.field("apiGroup"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_group, w); }
+        w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w);
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TypedLocalObjectReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TypedLocalObjectReference {
@@ -653,19 +843,33 @@ impl<'de> ::serde::Deserialize<'de> for TypedLocalObjectReference {
 /// Workload allows for expressing scheduling constraints that should be used when managing the lifecycle of workloads from the scheduling perspective, including scheduling, preemption, eviction and other phases. Workload API enablement is toggled by the GenericWorkload feature gate.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.Workload` (proto `k8s.io.api.scheduling.v1alpha2.Workload`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Workload {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec defines the desired behavior of a Workload.
     pub spec: crate::api::scheduling::v1alpha2::WorkloadSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Workload {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Workload {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Workload {
@@ -703,20 +907,33 @@ impl<'de> ::serde::Deserialize<'de> for Workload {
 /// WorkloadList contains a list of Workload resources.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.WorkloadList` (proto `k8s.io.api.scheduling.v1alpha2.WorkloadList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkloadList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of Workloads.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::scheduling::v1alpha2::Workload>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for WorkloadList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for WorkloadList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for WorkloadList {
@@ -754,14 +971,27 @@ impl<'de> ::serde::Deserialize<'de> for WorkloadList {
 /// WorkloadPodGroupTemplateReference references the PodGroupTemplate within the Workload object.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.WorkloadPodGroupTemplateReference` (proto `k8s.io.api.scheduling.v1alpha2.WorkloadPodGroupTemplateReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkloadPodGroupTemplateReference {
     /// WorkloadName defines the name of the Workload object.
-    #[serde(rename = "workloadName")]
     pub workload_name: String,
     /// PodGroupTemplateName defines the PodGroupTemplate name within the Workload object.
-    #[serde(rename = "podGroupTemplateName")]
     pub pod_group_template_name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for WorkloadPodGroupTemplateReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("workloadName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.workload_name, w);
+        w.field("podGroupTemplateName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_group_template_name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for WorkloadPodGroupTemplateReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for WorkloadPodGroupTemplateReference {
@@ -795,14 +1025,27 @@ impl<'de> ::serde::Deserialize<'de> for WorkloadPodGroupTemplateReference {
 /// WorkloadSpec defines the desired state of a Workload.
 ///
 /// Generated from `io.k8s.api.scheduling.v1alpha2.WorkloadSpec` (proto `k8s.io.api.scheduling.v1alpha2.WorkloadSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkloadSpec {
     /// ControllerRef is an optional reference to the controlling object, such as a Deployment or Job. This field is intended for use by tools like CLIs to provide a link back to the original workload definition. This field is immutable.
-    #[serde(rename = "controllerRef", skip_serializing_if = "Option::is_none")]
     pub controller_ref: Option<crate::api::scheduling::v1alpha2::TypedLocalObjectReference>,
     /// PodGroupTemplates is the list of templates that make up the Workload. The maximum number of templates is 8. This field is immutable.
-    #[serde(rename = "podGroupTemplates", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub pod_group_templates: Vec<crate::api::scheduling::v1alpha2::PodGroupTemplate>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for WorkloadSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.controller_ref) { w.field("controllerRef"); ::kapi_apimachinery::write::WriteJson::write_json(&self.controller_ref, w); }
+        w.field("podGroupTemplates"); ::kapi_apimachinery::go::vec_or_null(&self.pod_group_templates, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for WorkloadSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for WorkloadSpec {

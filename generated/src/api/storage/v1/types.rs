@@ -3,19 +3,33 @@
 /// CSIDriver captures information about a Container Storage Interface (CSI) volume driver deployed on the cluster. Kubernetes attach detach controller uses this object to determine whether attach is required. Kubelet uses this object to determine whether pod information needs to be passed on mount. CSIDriver objects are non-namespaced.
 ///
 /// Generated from `io.k8s.api.storage.v1.CSIDriver` (proto `k8s.io.api.storage.v1.CSIDriver`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIDriver {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata. metadata.Name indicates the name of the CSI driver that this object refers to; it MUST be the same name returned by the CSI GetPluginName() call for that driver. The driver name must be 63 characters or less, beginning and ending with an alphanumeric character ([a-z0-9A-Z]) with dashes (-), dots (.), and alphanumerics between. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec represents the specification of the CSI Driver.
     pub spec: crate::api::storage::v1::CSIDriverSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIDriver {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIDriver {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIDriver {
@@ -53,20 +67,33 @@ impl<'de> ::serde::Deserialize<'de> for CSIDriver {
 /// CSIDriverList is a collection of CSIDriver objects.
 ///
 /// Generated from `io.k8s.api.storage.v1.CSIDriverList` (proto `k8s.io.api.storage.v1.CSIDriverList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIDriverList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of CSIDriver
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storage::v1::CSIDriver>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIDriverList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIDriverList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIDriverList {
@@ -104,12 +131,11 @@ impl<'de> ::serde::Deserialize<'de> for CSIDriverList {
 /// CSIDriverSpec is the specification of a CSIDriver.
 ///
 /// Generated from `io.k8s.api.storage.v1.CSIDriverSpec` (proto `k8s.io.api.storage.v1.CSIDriverSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIDriverSpec {
     /// attachRequired indicates this CSI volume driver requires an attach operation (because it implements the CSI ControllerPublishVolume() method), and that the Kubernetes attach detach controller should call the attach volume interface which checks the volumeattachment status and waits until the volume is attached before proceeding to mounting. The CSI external-attacher coordinates with CSI volume driver and updates the volumeattachment status when the attach operation is complete. If the value is specified to false, the attach operation will be skipped. Otherwise the attach operation will be called.
     ///
     /// This field is immutable.
-    #[serde(rename = "attachRequired", skip_serializing_if = "Option::is_none")]
     pub attach_required: Option<bool>,
     /// podInfoOnMount indicates this CSI volume driver requires additional pod information (like podName, podUID, etc.) during mount operations, if set to true. If set to false, pod information will not be passed on mount. Default is false.
     ///
@@ -121,7 +147,6 @@ pub struct CSIDriverSpec {
     /// "csi.storage.k8s.io/ephemeral" is a new feature in Kubernetes 1.16. It is only required for drivers which support both the "Persistent" and "Ephemeral" VolumeLifecycleMode. Other drivers can leave pod info disabled and/or ignore this field. As Kubernetes 1.15 doesn't support this field, drivers can only support one mode when deployed on such a cluster and the deployment determines which mode that is, for example via a command line parameter of the driver.
     ///
     /// This field was immutable in Kubernetes < 1.29 and now is mutable.
-    #[serde(rename = "podInfoOnMount", skip_serializing_if = "Option::is_none")]
     pub pod_info_on_mount: Option<bool>,
     /// volumeLifecycleModes defines what kind of volumes this CSI volume driver supports. The default if the list is empty is "Persistent", which is the usage defined by the CSI specification and implemented in Kubernetes via the usual PV/PVC mechanism.
     ///
@@ -130,7 +155,6 @@ pub struct CSIDriverSpec {
     /// For more information about implementing this mode, see https://kubernetes-csi.github.io/docs/ephemeral-local-volumes.html A driver can support one or more of these modes and more modes may be added in the future.
     ///
     /// This field is beta. This field is immutable.
-    #[serde(rename = "volumeLifecycleModes", skip_serializing_if = "Vec::is_empty")]
     pub volume_lifecycle_modes: Vec<String>,
     /// storageCapacity indicates that the CSI volume driver wants pod scheduling to consider the storage capacity that the driver deployment will report by creating CSIStorageCapacity objects with capacity information, if set to true.
     ///
@@ -139,14 +163,12 @@ pub struct CSIDriverSpec {
     /// Alternatively, the driver can be deployed with the field unset or false and it can be flipped later when storage capacity information has been published.
     ///
     /// This field was immutable in Kubernetes <= 1.22 and now is mutable.
-    #[serde(rename = "storageCapacity", skip_serializing_if = "Option::is_none")]
     pub storage_capacity: Option<bool>,
     /// fsGroupPolicy defines if the underlying volume supports changing ownership and permission of the volume before being mounted. Refer to the specific FSGroupPolicy values for additional details.
     ///
     /// This field was immutable in Kubernetes < 1.29 and now is mutable.
     ///
     /// Defaults to ReadWriteOnceWithFSType, which will examine each volume to determine if Kubernetes should modify ownership and permissions of the volume. With the default policy the defined fsGroup will only be applied if a fstype is defined and the volume's access mode contains ReadWriteOnce.
-    #[serde(rename = "fsGroupPolicy", skip_serializing_if = "Option::is_none")]
     pub fs_group_policy: Option<String>,
     /// tokenRequests indicates the CSI driver needs pods' service account tokens it is mounting volume for to do necessary authentication. Kubelet will pass the tokens in VolumeContext in the CSI NodePublishVolume calls. The CSI driver should parse and validate the following VolumeContext: "csi.storage.k8s.io/serviceAccount.tokens": {
     ///   "<audience>": {
@@ -157,12 +179,10 @@ pub struct CSIDriverSpec {
     /// }
     ///
     /// Note: Audience in each TokenRequest should be different and at most one token is empty string. To receive a new token after expiry, RequiresRepublish can be used to trigger NodePublishVolume periodically.
-    #[serde(rename = "tokenRequests", skip_serializing_if = "Vec::is_empty")]
     pub token_requests: Vec<crate::api::storage::v1::TokenRequest>,
     /// requiresRepublish indicates the CSI driver wants `NodePublishVolume` being periodically called to reflect any possible change in the mounted volume. This field defaults to false.
     ///
     /// Note: After a successful initial NodePublishVolume call, subsequent calls to NodePublishVolume should only update the contents of the volume. New mount points will not be seen by a running container.
-    #[serde(rename = "requiresRepublish", skip_serializing_if = "Option::is_none")]
     pub requires_republish: Option<bool>,
     /// seLinuxMount specifies if the CSI driver supports "-o context" mount option.
     ///
@@ -171,14 +191,12 @@ pub struct CSIDriverSpec {
     /// When "false", Kubernetes won't pass any special SELinux mount options to the driver. This is typical for volumes that represent subdirectories of a bigger shared filesystem.
     ///
     /// Default is "false".
-    #[serde(rename = "seLinuxMount", skip_serializing_if = "Option::is_none")]
     pub se_linux_mount: Option<bool>,
     /// nodeAllocatableUpdatePeriodSeconds specifies the interval between periodic updates of the CSINode allocatable capacity for this driver. When set, both periodic updates and updates triggered by capacity-related failures are enabled. If not set, no updates occur (neither periodic nor upon detecting capacity-related failures), and the allocatable.count remains static. The minimum allowed value for this field is 10 seconds.
     ///
     /// This feature requires the MutableCSINodeAllocatableCount feature gate to be enabled.
     ///
     /// This field is mutable.
-    #[serde(rename = "nodeAllocatableUpdatePeriodSeconds", skip_serializing_if = "Option::is_none")]
     pub node_allocatable_update_period_seconds: Option<i64>,
     /// serviceAccountTokenInSecrets is an opt-in for CSI drivers to indicate that service account tokens should be passed via the Secrets field in NodePublishVolumeRequest instead of the VolumeContext field. The CSI specification provides a dedicated Secrets field for sensitive information like tokens, which is the appropriate mechanism for handling credentials. This addresses security concerns where sensitive tokens were being logged as part of volume context.
     ///
@@ -189,7 +207,6 @@ pub struct CSIDriverSpec {
     /// This field can only be set when TokenRequests is configured. The API server will reject CSIDriver specs that set this field without TokenRequests.
     ///
     /// Default behavior if unset is to pass tokens in the VolumeContext field.
-    #[serde(rename = "serviceAccountTokenInSecrets", skip_serializing_if = "Option::is_none")]
     pub service_account_token_in_secrets: Option<bool>,
     /// PreventPodSchedulingIfMissing indicates that the CSI driver wants to prevent pod scheduling if the CSI driver on the node is missing.
     ///
@@ -198,8 +215,31 @@ pub struct CSIDriverSpec {
     /// For components(such as cluster-autoscaler) that embed the scheduler and run pod placement simulations using scheduler plugins, they MUST be aware of CSI driver registration information via CSINode object. They must create simulated CSINode objects in addition to Node objects during scheduling simulation, otherwise if PreventPodSchedulingIfMissing is enabled globally for CSIDriver object, any newly created node may be rejected by the scheduler because of missing CSI driver information from the node.
     ///
     /// This is an alpha feature and requires the VolumeLimitScaling feature gate to be enabled. Default is "false".
-    #[serde(rename = "preventPodSchedulingIfMissing", skip_serializing_if = "Option::is_none")]
     pub prevent_pod_scheduling_if_missing: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIDriverSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.attach_required) { w.field("attachRequired"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attach_required, w); }
+        if !Option::is_none(&self.pod_info_on_mount) { w.field("podInfoOnMount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_info_on_mount, w); }
+        if !Vec::is_empty(&self.volume_lifecycle_modes) { w.field("volumeLifecycleModes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_lifecycle_modes, w); }
+        if !Option::is_none(&self.storage_capacity) { w.field("storageCapacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage_capacity, w); }
+        if !Option::is_none(&self.fs_group_policy) { w.field("fsGroupPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_group_policy, w); }
+        if !Vec::is_empty(&self.token_requests) { w.field("tokenRequests"); ::kapi_apimachinery::write::WriteJson::write_json(&self.token_requests, w); }
+        if !Option::is_none(&self.requires_republish) { w.field("requiresRepublish"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requires_republish, w); }
+        if !Option::is_none(&self.se_linux_mount) { w.field("seLinuxMount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.se_linux_mount, w); }
+        if !Option::is_none(&self.node_allocatable_update_period_seconds) { w.field("nodeAllocatableUpdatePeriodSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_allocatable_update_period_seconds, w); }
+        if !Option::is_none(&self.service_account_token_in_secrets) { w.field("serviceAccountTokenInSecrets"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_account_token_in_secrets, w); }
+        if !Option::is_none(&self.prevent_pod_scheduling_if_missing) { w.field("preventPodSchedulingIfMissing"); ::kapi_apimachinery::write::WriteJson::write_json(&self.prevent_pod_scheduling_if_missing, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIDriverSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIDriverSpec {
@@ -251,19 +291,33 @@ impl<'de> ::serde::Deserialize<'de> for CSIDriverSpec {
 /// CSINode holds information about all CSI drivers installed on a node. CSI drivers do not need to create the CSINode object directly. As long as they use the node-driver-registrar sidecar container, the kubelet will automatically populate the CSINode object for the CSI driver as part of kubelet plugin registration. CSINode has the same name as a node. If the object is missing, it means either there are no CSI Drivers available on the node, or the Kubelet version is low enough that it doesn't create this object. CSINode has an OwnerReference that points to the corresponding node object.
 ///
 /// Generated from `io.k8s.api.storage.v1.CSINode` (proto `k8s.io.api.storage.v1.CSINode`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSINode {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. metadata.name must be the Kubernetes node name.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec is the specification of CSINode
     pub spec: crate::api::storage::v1::CSINodeSpec,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSINode {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSINode {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSINode {
@@ -301,19 +355,33 @@ impl<'de> ::serde::Deserialize<'de> for CSINode {
 /// CSINodeDriver holds information about the specification of one CSI driver installed on a node
 ///
 /// Generated from `io.k8s.api.storage.v1.CSINodeDriver` (proto `k8s.io.api.storage.v1.CSINodeDriver`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSINodeDriver {
     /// name represents the name of the CSI driver that this object refers to. This MUST be the same name returned by the CSI GetPluginName() call for that driver.
     pub name: String,
     /// nodeID of the node from the driver point of view. This field enables Kubernetes to communicate with storage systems that do not share the same nomenclature for nodes. For example, Kubernetes may refer to a given node as "node1", but the storage system may refer to the same node as "nodeA". When Kubernetes issues a command to the storage system to attach a volume to a specific node, it can use this field to refer to the node name using the ID that the storage system will understand, e.g. "nodeA" instead of "node1". This field is required.
-    #[serde(rename = "nodeID")]
     pub node_id: String,
     /// topologyKeys is the list of keys supported by the driver. When a driver is initialized on a cluster, it provides a set of topology keys that it understands (e.g. "company.com/zone", "company.com/region"). When a driver is initialized on a node, it provides the same topology keys along with values. Kubelet will expose these topology keys as labels on its own node object. When Kubernetes does topology aware provisioning, it can use this list to determine which labels it should retrieve from the node object and pass back to the driver. It is possible for different nodes to use different topology keys. This can be empty if driver does not support topology.
-    #[serde(rename = "topologyKeys", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub topology_keys: Vec<String>,
     /// allocatable represents the volume resources of a node that are available for scheduling. This field is beta.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocatable: Option<crate::api::storage::v1::VolumeNodeResources>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSINodeDriver {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("nodeID"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_id, w);
+        w.field("topologyKeys"); ::kapi_apimachinery::go::vec_or_null(&self.topology_keys, w);
+        if !Option::is_none(&self.allocatable) { w.field("allocatable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocatable, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSINodeDriver {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSINodeDriver {
@@ -351,20 +419,33 @@ impl<'de> ::serde::Deserialize<'de> for CSINodeDriver {
 /// CSINodeList is a collection of CSINode objects.
 ///
 /// Generated from `io.k8s.api.storage.v1.CSINodeList` (proto `k8s.io.api.storage.v1.CSINodeList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSINodeList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of CSINode
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storage::v1::CSINode>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSINodeList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSINodeList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSINodeList {
@@ -402,11 +483,24 @@ impl<'de> ::serde::Deserialize<'de> for CSINodeList {
 /// CSINodeSpec holds information about the specification of all CSI drivers installed on a node
 ///
 /// Generated from `io.k8s.api.storage.v1.CSINodeSpec` (proto `k8s.io.api.storage.v1.CSINodeSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSINodeSpec {
     /// drivers is a list of information of all CSI Drivers existing on a node. If all drivers in the list are uninstalled, this can become empty.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub drivers: Vec<crate::api::storage::v1::CSINodeDriver>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSINodeSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("drivers"); ::kapi_apimachinery::go::vec_or_null(&self.drivers, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSINodeSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSINodeSpec {
@@ -446,37 +540,50 @@ impl<'de> ::serde::Deserialize<'de> for CSINodeSpec {
 /// They are consumed by the kube-scheduler when a CSI driver opts into capacity-aware scheduling with CSIDriverSpec.StorageCapacity. The scheduler compares the MaximumVolumeSize against the requested size of pending volumes to filter out unsuitable nodes. If MaximumVolumeSize is unset, it falls back to a comparison against the less precise Capacity. If that is also unset, the scheduler assumes that capacity is insufficient and tries some other node.
 ///
 /// Generated from `io.k8s.api.storage.v1.CSIStorageCapacity` (proto `k8s.io.api.storage.v1.CSIStorageCapacity`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIStorageCapacity {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. The name has no particular meaning. It must be a DNS subdomain (dots allowed, 253 characters). To ensure that there are no conflicts with other CSI drivers on the cluster, the recommendation is to use csisc-<uuid>, a generated name, or a reverse-domain name which ends with the unique CSI driver name.
     ///
     /// Objects are namespaced.
     ///
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// nodeTopology defines which nodes have access to the storage for which capacity was reported. If not set, the storage is not accessible from any node in the cluster. If empty, the storage is accessible from all nodes. This field is immutable.
-    #[serde(rename = "nodeTopology", skip_serializing_if = "Option::is_none")]
     pub node_topology: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// storageClassName represents the name of the StorageClass that the reported capacity applies to. It must meet the same requirements as the name of a StorageClass object (non-empty, DNS subdomain). If that object no longer exists, the CSIStorageCapacity object is obsolete and should be removed by its creator. This field is immutable.
-    #[serde(rename = "storageClassName")]
     pub storage_class_name: String,
     /// capacity is the value reported by the CSI driver in its GetCapacityResponse for a GetCapacityRequest with topology and parameters that match the previous fields.
     ///
     /// The semantic is currently (CSI spec 1.2) defined as: The available capacity, in bytes, of the storage that can be used to provision volumes. If not set, that information is currently unavailable.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<::kapi_apimachinery::Quantity>,
     /// maximumVolumeSize is the value reported by the CSI driver in its GetCapacityResponse for a GetCapacityRequest with topology and parameters that match the previous fields.
     ///
     /// This is defined since CSI spec 1.4.0 as the largest size that may be used in a CreateVolumeRequest.capacity_range.required_bytes field to create a volume with the same parameters as those in GetCapacityRequest. The corresponding value in the Kubernetes API is ResourceRequirements.Requests in a volume claim.
-    #[serde(rename = "maximumVolumeSize", skip_serializing_if = "Option::is_none")]
     pub maximum_volume_size: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIStorageCapacity {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        if !Option::is_none(&self.node_topology) { w.field("nodeTopology"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_topology, w); }
+        w.field("storageClassName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage_class_name, w);
+        if !Option::is_none(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        if !Option::is_none(&self.maximum_volume_size) { w.field("maximumVolumeSize"); ::kapi_apimachinery::write::WriteJson::write_json(&self.maximum_volume_size, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIStorageCapacity {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIStorageCapacity {
@@ -520,20 +627,33 @@ impl<'de> ::serde::Deserialize<'de> for CSIStorageCapacity {
 /// CSIStorageCapacityList is a collection of CSIStorageCapacity objects.
 ///
 /// Generated from `io.k8s.api.storage.v1.CSIStorageCapacityList` (proto `k8s.io.api.storage.v1.CSIStorageCapacityList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIStorageCapacityList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of CSIStorageCapacity objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storage::v1::CSIStorageCapacity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIStorageCapacityList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIStorageCapacityList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIStorageCapacityList {
@@ -573,37 +693,51 @@ impl<'de> ::serde::Deserialize<'de> for CSIStorageCapacityList {
 /// StorageClasses are non-namespaced; the name of the storage class according to etcd is in ObjectMeta.Name.
 ///
 /// Generated from `io.k8s.api.storage.v1.StorageClass` (proto `k8s.io.api.storage.v1.StorageClass`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageClass {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// provisioner indicates the type of the provisioner.
     pub provisioner: String,
     /// parameters holds the parameters for the provisioner that should create volumes of this storage class.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub parameters: ::std::collections::BTreeMap<String, String>,
     /// reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class. Defaults to Delete.
-    #[serde(rename = "reclaimPolicy", skip_serializing_if = "Option::is_none")]
     pub reclaim_policy: Option<String>,
     /// mountOptions controls the mountOptions for dynamically provisioned PersistentVolumes of this storage class. e.g. ["ro", "soft"]. Not validated - mount of the PVs will simply fail if one is invalid.
-    #[serde(rename = "mountOptions", skip_serializing_if = "Vec::is_empty")]
     pub mount_options: Vec<String>,
     /// allowVolumeExpansion shows whether the storage class allow volume expand.
-    #[serde(rename = "allowVolumeExpansion", skip_serializing_if = "Option::is_none")]
     pub allow_volume_expansion: Option<bool>,
     /// volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the VolumeScheduling feature.
-    #[serde(rename = "volumeBindingMode", skip_serializing_if = "Option::is_none")]
     pub volume_binding_mode: Option<String>,
     /// allowedTopologies restrict the node topologies where volumes can be dynamically provisioned. Each volume plugin defines its own supported topology specifications. An empty TopologySelectorTerm list means there is no topology restriction. This field is only honored by servers that enable the VolumeScheduling feature.
-    #[serde(rename = "allowedTopologies", skip_serializing_if = "Vec::is_empty")]
     pub allowed_topologies: Vec<crate::api::core::v1::TopologySelectorTerm>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageClass {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("provisioner"); ::kapi_apimachinery::write::WriteJson::write_json(&self.provisioner, w);
+        if !::std::collections::BTreeMap::is_empty(&self.parameters) { w.field("parameters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parameters, w); }
+        if !Option::is_none(&self.reclaim_policy) { w.field("reclaimPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reclaim_policy, w); }
+        if !Vec::is_empty(&self.mount_options) { w.field("mountOptions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.mount_options, w); }
+        if !Option::is_none(&self.allow_volume_expansion) { w.field("allowVolumeExpansion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allow_volume_expansion, w); }
+        if !Option::is_none(&self.volume_binding_mode) { w.field("volumeBindingMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_binding_mode, w); }
+        if !Vec::is_empty(&self.allowed_topologies) { w.field("allowedTopologies"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allowed_topologies, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageClass {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageClass {
@@ -653,20 +787,33 @@ impl<'de> ::serde::Deserialize<'de> for StorageClass {
 /// StorageClassList is a collection of storage classes.
 ///
 /// Generated from `io.k8s.api.storage.v1.StorageClassList` (proto `k8s.io.api.storage.v1.StorageClassList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageClassList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of StorageClasses
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storage::v1::StorageClass>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageClassList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageClassList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageClassList {
@@ -704,13 +851,27 @@ impl<'de> ::serde::Deserialize<'de> for StorageClassList {
 /// TokenRequest contains parameters of a service account token.
 ///
 /// Generated from `io.k8s.api.storage.v1.TokenRequest` (proto `k8s.io.api.storage.v1.TokenRequest`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenRequest {
     /// audience is the intended audience of the token in "TokenRequestSpec". It will default to the audiences of kube apiserver.
     pub audience: String,
     /// expirationSeconds is the duration of validity of the token in "TokenRequestSpec". It has the same default value of "ExpirationSeconds" in "TokenRequestSpec".
-    #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TokenRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("audience"); ::kapi_apimachinery::write::WriteJson::write_json(&self.audience, w);
+        if !Option::is_none(&self.expiration_seconds) { w.field("expirationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expiration_seconds, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TokenRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TokenRequest {
@@ -746,22 +907,36 @@ impl<'de> ::serde::Deserialize<'de> for TokenRequest {
 /// VolumeAttachment objects are non-namespaced.
 ///
 /// Generated from `io.k8s.api.storage.v1.VolumeAttachment` (proto `k8s.io.api.storage.v1.VolumeAttachment`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachment {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec represents specification of the desired attach/detach volume behavior. Populated by the Kubernetes system.
     pub spec: crate::api::storage::v1::VolumeAttachmentSpec,
     /// status represents status of the VolumeAttachment request. Populated by the entity completing the attach or detach operation, i.e. the external-attacher.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::storage::v1::VolumeAttachmentStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachment {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachment {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachment {
@@ -801,20 +976,33 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachment {
 /// VolumeAttachmentList is a collection of VolumeAttachment objects.
 ///
 /// Generated from `io.k8s.api.storage.v1.VolumeAttachmentList` (proto `k8s.io.api.storage.v1.VolumeAttachmentList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of VolumeAttachments
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storage::v1::VolumeAttachment>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentList {
@@ -852,14 +1040,27 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentList {
 /// VolumeAttachmentSource represents a volume that should be attached. Right now only PersistentVolumes can be attached via external attacher, in the future we may allow also inline volumes in pods. Exactly one member can be set.
 ///
 /// Generated from `io.k8s.api.storage.v1.VolumeAttachmentSource` (proto `k8s.io.api.storage.v1.VolumeAttachmentSource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentSource {
     /// persistentVolumeName represents the name of the persistent volume to attach.
-    #[serde(rename = "persistentVolumeName", skip_serializing_if = "Option::is_none")]
     pub persistent_volume_name: Option<String>,
     /// inlineVolumeSpec contains all the information necessary to attach a persistent volume defined by a pod's inline VolumeSource. This field is populated only for the CSIMigration feature. It contains translated fields from a pod's inline VolumeSource to a PersistentVolumeSpec. This field is beta-level and is only honored by servers that enabled the CSIMigration feature.
-    #[serde(rename = "inlineVolumeSpec", skip_serializing_if = "Option::is_none")]
     pub inline_volume_spec: Option<crate::api::core::v1::PersistentVolumeSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.persistent_volume_name) { w.field("persistentVolumeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.persistent_volume_name, w); }
+        if !Option::is_none(&self.inline_volume_spec) { w.field("inlineVolumeSpec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.inline_volume_spec, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentSource {
@@ -893,15 +1094,30 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentSource {
 /// VolumeAttachmentSpec is the specification of a VolumeAttachment request.
 ///
 /// Generated from `io.k8s.api.storage.v1.VolumeAttachmentSpec` (proto `k8s.io.api.storage.v1.VolumeAttachmentSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentSpec {
     /// attacher indicates the name of the volume driver that MUST handle this request. This is the name returned by GetPluginName().
     pub attacher: String,
     /// source represents the volume that should be attached.
     pub source: crate::api::storage::v1::VolumeAttachmentSource,
     /// nodeName represents the node that the volume should be attached to.
-    #[serde(rename = "nodeName")]
     pub node_name: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("attacher"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attacher, w);
+        w.field("source"); ::kapi_apimachinery::write::WriteJson::write_json(&self.source, w);
+        w.field("nodeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentSpec {
@@ -937,19 +1153,33 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentSpec {
 /// VolumeAttachmentStatus is the status of a VolumeAttachment request.
 ///
 /// Generated from `io.k8s.api.storage.v1.VolumeAttachmentStatus` (proto `k8s.io.api.storage.v1.VolumeAttachmentStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentStatus {
     /// attached indicates the volume is successfully attached. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.
     pub attached: bool,
     /// attachmentMetadata is populated with any information returned by the attach operation, upon successful attach, that must be passed into subsequent WaitForAttach or Mount calls. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.
-    #[serde(rename = "attachmentMetadata", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub attachment_metadata: ::std::collections::BTreeMap<String, String>,
     /// attachError represents the last error encountered during attach operation, if any. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.
-    #[serde(rename = "attachError", skip_serializing_if = "Option::is_none")]
     pub attach_error: Option<crate::api::storage::v1::VolumeError>,
     /// detachError represents the last error encountered during detach operation, if any. This field must only be set by the entity completing the detach operation, i.e. the external-attacher.
-    #[serde(rename = "detachError", skip_serializing_if = "Option::is_none")]
     pub detach_error: Option<crate::api::storage::v1::VolumeError>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("attached"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attached, w);
+        if !::std::collections::BTreeMap::is_empty(&self.attachment_metadata) { w.field("attachmentMetadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attachment_metadata, w); }
+        if !Option::is_none(&self.attach_error) { w.field("attachError"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attach_error, w); }
+        if !Option::is_none(&self.detach_error) { w.field("detachError"); ::kapi_apimachinery::write::WriteJson::write_json(&self.detach_error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentStatus {
@@ -987,25 +1217,38 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentStatus {
 /// VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver. The class can be specified during dynamic provisioning of PersistentVolumeClaims, and changed in the PersistentVolumeClaim spec after provisioning.
 ///
 /// Generated from `io.k8s.api.storage.v1.VolumeAttributesClass` (proto `k8s.io.api.storage.v1.VolumeAttributesClass`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttributesClass {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Name of the CSI driver This field is immutable.
-    #[serde(rename = "driverName")]
     pub driver_name: String,
     /// parameters hold volume attributes defined by the CSI driver. These values are opaque to the Kubernetes and are passed directly to the CSI driver. The underlying storage provider supports changing these attributes on an existing volume, however the parameters field itself is immutable. To invoke a volume update, a new VolumeAttributesClass should be created with new parameters, and the PersistentVolumeClaim should be updated to reference the new VolumeAttributesClass.
     ///
     /// This field is required and must contain at least one key/value pair. The keys cannot be empty, and the maximum number of parameters is 512, with a cumulative max size of 256K. If the CSI driver rejects invalid parameters, the target PersistentVolumeClaim will be set to an "Infeasible" state in the modifyVolumeStatus field.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub parameters: ::std::collections::BTreeMap<String, String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttributesClass {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("driverName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver_name, w);
+        if !::std::collections::BTreeMap::is_empty(&self.parameters) { w.field("parameters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parameters, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttributesClass {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttributesClass {
@@ -1045,20 +1288,33 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttributesClass {
 /// VolumeAttributesClassList is a collection of VolumeAttributesClass objects.
 ///
 /// Generated from `io.k8s.api.storage.v1.VolumeAttributesClassList` (proto `k8s.io.api.storage.v1.VolumeAttributesClassList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttributesClassList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of VolumeAttributesClass objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storage::v1::VolumeAttributesClass>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttributesClassList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttributesClassList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttributesClassList {
@@ -1096,19 +1352,32 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttributesClassList {
 /// VolumeError captures an error encountered during a volume operation.
 ///
 /// Generated from `io.k8s.api.storage.v1.VolumeError` (proto `k8s.io.api.storage.v1.VolumeError`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeError {
     /// time represents the time the error was encountered.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub time: Option<::kapi_apimachinery::Time>,
     /// message represents the error encountered during Attach or Detach operation. This string may be logged, so it should not contain sensitive information.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// errorCode is a numeric gRPC code representing the error encountered during Attach or Detach operations.
     ///
     /// This field requires the MutableCSINodeAllocatableCount feature gate being enabled to be set.
-    #[serde(rename = "errorCode", skip_serializing_if = "Option::is_none")]
     pub error_code: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeError {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("time"); ::kapi_apimachinery::go::opt_or_default(&self.time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !Option::is_none(&self.error_code) { w.field("errorCode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.error_code, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeError {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeError {
@@ -1144,11 +1413,24 @@ impl<'de> ::serde::Deserialize<'de> for VolumeError {
 /// VolumeNodeResources is a set of resource limits for scheduling of volumes.
 ///
 /// Generated from `io.k8s.api.storage.v1.VolumeNodeResources` (proto `k8s.io.api.storage.v1.VolumeNodeResources`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeNodeResources {
     /// count indicates the maximum number of unique volumes managed by the CSI driver that can be used on a node. A volume that is both attached and mounted on a node is considered to be used once, not twice. The same rule applies for a unique volume that is shared among multiple pods on the same node. If this field is not specified, then the supported number of volumes on this node is unbounded.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeNodeResources {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.count) { w.field("count"); ::kapi_apimachinery::write::WriteJson::write_json(&self.count, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeNodeResources {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeNodeResources {

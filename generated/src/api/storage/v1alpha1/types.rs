@@ -26,13 +26,11 @@
 /// node.
 ///
 /// Generated from proto `k8s.io.api.storage.v1alpha1.CSIStorageCapacity`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIStorageCapacity {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. The name has no particular meaning. It must be
     /// be a DNS subdomain (dots allowed, 253 characters). To ensure that
@@ -44,7 +42,6 @@ pub struct CSIStorageCapacity {
     ///
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// nodeTopology defines which nodes have access to the storage
     /// for which capacity was reported. If not set, the storage is
@@ -53,7 +50,6 @@ pub struct CSIStorageCapacity {
     /// immutable.
     ///
     /// +optional
-    #[serde(rename = "nodeTopology", skip_serializing_if = "Option::is_none")]
     pub node_topology: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// storageClassName represents the name of the StorageClass that the reported capacity applies to.
     /// It must meet the same requirements as the name of a StorageClass
@@ -61,7 +57,6 @@ pub struct CSIStorageCapacity {
     /// the CSIStorageCapacity object is obsolete and should be removed by its
     /// creator.
     /// This field is immutable.
-    #[serde(rename = "storageClassName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub storage_class_name: Option<String>,
     /// capacity is the value reported by the CSI driver in its GetCapacityResponse
     /// for a GetCapacityRequest with topology and parameters that match the
@@ -73,7 +68,6 @@ pub struct CSIStorageCapacity {
     /// unavailable.
     ///
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<::kapi_apimachinery::Quantity>,
     /// maximumVolumeSize is the value reported by the CSI driver in its GetCapacityResponse
     /// for a GetCapacityRequest with topology and parameters that match the
@@ -87,8 +81,27 @@ pub struct CSIStorageCapacity {
     /// API is ResourceRequirements.Requests in a volume claim.
     ///
     /// +optional
-    #[serde(rename = "maximumVolumeSize", skip_serializing_if = "Option::is_none")]
     pub maximum_volume_size: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIStorageCapacity {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        if !Option::is_none(&self.node_topology) { w.field("nodeTopology"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_topology, w); }
+        w.field("storageClassName"); ::kapi_apimachinery::go::opt_or_default(&self.storage_class_name, w);
+        if !Option::is_none(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        if !Option::is_none(&self.maximum_volume_size) { w.field("maximumVolumeSize"); ::kapi_apimachinery::write::WriteJson::write_json(&self.maximum_volume_size, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIStorageCapacity {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIStorageCapacity {
@@ -132,22 +145,35 @@ impl<'de> ::serde::Deserialize<'de> for CSIStorageCapacity {
 /// CSIStorageCapacityList is a collection of CSIStorageCapacity objects.
 ///
 /// Generated from proto `k8s.io.api.storage.v1alpha1.CSIStorageCapacityList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIStorageCapacityList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of CSIStorageCapacity objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storage::v1alpha1::CSIStorageCapacity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIStorageCapacityList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIStorageCapacityList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIStorageCapacityList {
@@ -188,31 +214,44 @@ impl<'de> ::serde::Deserialize<'de> for CSIStorageCapacityList {
 /// VolumeAttachment objects are non-namespaced.
 ///
 /// Generated from proto `k8s.io.api.storage.v1alpha1.VolumeAttachment`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachment {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec represents specification of the desired attach/detach volume behavior.
     /// Populated by the Kubernetes system.
     /// +k8s:alpha(since: "1.36")=+k8s:immutable
     /// +required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::storage::v1alpha1::VolumeAttachmentSpec>,
     /// status represents status of the VolumeAttachment request.
     /// Populated by the entity completing the attach or detach
     /// operation, i.e. the external-attacher.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::storage::v1alpha1::VolumeAttachmentStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachment {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachment {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachment {
@@ -252,22 +291,35 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachment {
 /// VolumeAttachmentList is a collection of VolumeAttachment objects.
 ///
 /// Generated from proto `k8s.io.api.storage.v1alpha1.VolumeAttachmentList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of VolumeAttachments
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storage::v1alpha1::VolumeAttachment>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentList {
@@ -308,11 +360,10 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentList {
 /// Exactly one member can be set.
 ///
 /// Generated from proto `k8s.io.api.storage.v1alpha1.VolumeAttachmentSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentSource {
     /// persistentVolumeName represents the name of the persistent volume to attach.
     /// +optional
-    #[serde(rename = "persistentVolumeName", skip_serializing_if = "Option::is_none")]
     pub persistent_volume_name: Option<String>,
     /// inlineVolumeSpec contains all the information necessary to attach
     /// a persistent volume defined by a pod's inline VolumeSource. This field
@@ -321,8 +372,22 @@ pub struct VolumeAttachmentSource {
     /// PersistentVolumeSpec. This field is alpha-level and is only
     /// honored by servers that enabled the CSIMigration feature.
     /// +optional
-    #[serde(rename = "inlineVolumeSpec", skip_serializing_if = "Option::is_none")]
     pub inline_volume_spec: Option<crate::api::core::v1::PersistentVolumeSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.persistent_volume_name) { w.field("persistentVolumeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.persistent_volume_name, w); }
+        if !Option::is_none(&self.inline_volume_spec) { w.field("inlineVolumeSpec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.inline_volume_spec, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentSource {
@@ -356,7 +421,7 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentSource {
 /// VolumeAttachmentSpec is the specification of a VolumeAttachment request.
 ///
 /// Generated from proto `k8s.io.api.storage.v1alpha1.VolumeAttachmentSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentSpec {
     /// attacher indicates the name of the volume driver that MUST handle this
     /// request. This is the name returned by GetPluginName().
@@ -364,14 +429,27 @@ pub struct VolumeAttachmentSpec {
     /// +k8s:alpha(since: "1.36")=+k8s:required
     /// +k8s:alpha(since: "1.36")=+k8s:format="k8s-long-name-caseless"
     /// +k8s:alpha(since: "1.36")=+k8s:maxLength=63
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub attacher: Option<String>,
     /// source represents the volume that should be attached.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub source: Option<crate::api::storage::v1alpha1::VolumeAttachmentSource>,
     /// nodeName represents the node that the volume should be attached to.
-    #[serde(rename = "nodeName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub node_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("attacher"); ::kapi_apimachinery::go::opt_or_default(&self.attacher, w);
+        w.field("source"); ::kapi_apimachinery::go::opt_or_default(&self.source, w);
+        w.field("nodeName"); ::kapi_apimachinery::go::opt_or_default(&self.node_name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentSpec {
@@ -407,12 +485,11 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentSpec {
 /// VolumeAttachmentStatus is the status of a VolumeAttachment request.
 ///
 /// Generated from proto `k8s.io.api.storage.v1alpha1.VolumeAttachmentStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentStatus {
     /// attached indicates the volume is successfully attached.
     /// This field must only be set by the entity completing the attach
     /// operation, i.e. the external-attacher.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub attached: Option<bool>,
     /// attachmentMetadata is populated with any
     /// information returned by the attach operation, upon successful attach, that must be passed
@@ -420,20 +497,34 @@ pub struct VolumeAttachmentStatus {
     /// This field must only be set by the entity completing the attach
     /// operation, i.e. the external-attacher.
     /// +optional
-    #[serde(rename = "attachmentMetadata", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub attachment_metadata: ::std::collections::BTreeMap<String, String>,
     /// attachError represents the last error encountered during attach operation, if any.
     /// This field must only be set by the entity completing the attach
     /// operation, i.e. the external-attacher.
     /// +optional
-    #[serde(rename = "attachError", skip_serializing_if = "Option::is_none")]
     pub attach_error: Option<crate::api::storage::v1alpha1::VolumeError>,
     /// detachError represents the last error encountered during detach operation, if any.
     /// This field must only be set by the entity completing the detach
     /// operation, i.e. the external-attacher.
     /// +optional
-    #[serde(rename = "detachError", skip_serializing_if = "Option::is_none")]
     pub detach_error: Option<crate::api::storage::v1alpha1::VolumeError>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("attached"); ::kapi_apimachinery::go::opt_or_default(&self.attached, w);
+        if !::std::collections::BTreeMap::is_empty(&self.attachment_metadata) { w.field("attachmentMetadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attachment_metadata, w); }
+        if !Option::is_none(&self.attach_error) { w.field("attachError"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attach_error, w); }
+        if !Option::is_none(&self.detach_error) { w.field("detachError"); ::kapi_apimachinery::write::WriteJson::write_json(&self.detach_error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentStatus {
@@ -473,22 +564,18 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentStatus {
 /// of PersistentVolumeClaims, and changed in the PersistentVolumeClaim spec after provisioning.
 ///
 /// Generated from proto `k8s.io.api.storage.v1alpha1.VolumeAttributesClass`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttributesClass {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Name of the CSI driver
     /// This field is immutable.
-    #[serde(rename = "driverName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub driver_name: Option<String>,
     /// parameters hold volume attributes defined by the CSI driver. These values
     /// are opaque to the Kubernetes and are passed directly to the CSI driver.
@@ -503,8 +590,25 @@ pub struct VolumeAttributesClass {
     /// a cumulative max size of 256K. If the CSI driver rejects invalid parameters,
     /// the target PersistentVolumeClaim will be set to an "Infeasible" state in the
     /// modifyVolumeStatus field.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub parameters: ::std::collections::BTreeMap<String, String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttributesClass {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("driverName"); ::kapi_apimachinery::go::opt_or_default(&self.driver_name, w);
+        if !::std::collections::BTreeMap::is_empty(&self.parameters) { w.field("parameters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parameters, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttributesClass {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttributesClass {
@@ -544,22 +648,35 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttributesClass {
 /// VolumeAttributesClassList is a collection of VolumeAttributesClass objects.
 ///
 /// Generated from proto `k8s.io.api.storage.v1alpha1.VolumeAttributesClassList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttributesClassList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of VolumeAttributesClass objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storage::v1alpha1::VolumeAttributesClass>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttributesClassList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttributesClassList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttributesClassList {
@@ -597,17 +714,15 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttributesClassList {
 /// VolumeError captures an error encountered during a volume operation.
 ///
 /// Generated from proto `k8s.io.api.storage.v1alpha1.VolumeError`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeError {
     /// time represents the time the error was encountered.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub time: Option<::kapi_apimachinery::Time>,
     /// message represents the error encountered during Attach or Detach operation.
     /// This string maybe logged, so it should not contain sensitive
     /// information.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// errorCode is a numeric gRPC code representing the error encountered during Attach or Detach operations.
     ///
@@ -615,8 +730,23 @@ pub struct VolumeError {
     ///
     /// +featureGate=MutableCSINodeAllocatableCount
     /// +optional
-    #[serde(rename = "errorCode", skip_serializing_if = "Option::is_none")]
     pub error_code: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeError {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("time"); ::kapi_apimachinery::go::opt_or_default(&self.time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !Option::is_none(&self.error_code) { w.field("errorCode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.error_code, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeError {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeError {

@@ -10,13 +10,11 @@
 /// CSIDriver objects are non-namespaced.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.CSIDriver`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIDriver {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata.
     /// metadata.Name indicates the name of the CSI driver that this object
@@ -26,11 +24,26 @@ pub struct CSIDriver {
     /// an alphanumeric character ([a-z0-9A-Z]) with dashes (-), dots (.), and
     /// alphanumerics between.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec represents the specification of the CSI Driver.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::storage::v1beta1::CSIDriverSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIDriver {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIDriver {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIDriver {
@@ -68,22 +81,35 @@ impl<'de> ::serde::Deserialize<'de> for CSIDriver {
 /// CSIDriverList is a collection of CSIDriver objects.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.CSIDriverList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIDriverList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of CSIDriver
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storage::v1beta1::CSIDriver>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIDriverList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIDriverList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIDriverList {
@@ -121,7 +147,7 @@ impl<'de> ::serde::Deserialize<'de> for CSIDriverList {
 /// CSIDriverSpec is the specification of a CSIDriver.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.CSIDriverSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIDriverSpec {
     /// attachRequired indicates this CSI volume driver requires an attach
     /// operation (because it implements the CSI ControllerPublishVolume()
@@ -136,7 +162,6 @@ pub struct CSIDriverSpec {
     /// This field is immutable.
     ///
     /// +optional
-    #[serde(rename = "attachRequired", skip_serializing_if = "Option::is_none")]
     pub attach_required: Option<bool>,
     /// podInfoOnMount indicates this CSI volume driver requires additional pod information (like podName, podUID, etc.)
     /// during mount operations, if set to true.
@@ -165,7 +190,6 @@ pub struct CSIDriverSpec {
     /// This field is immutable.
     ///
     /// +optional
-    #[serde(rename = "podInfoOnMount", skip_serializing_if = "Option::is_none")]
     pub pod_info_on_mount: Option<bool>,
     /// volumeLifecycleModes defines what kind of volumes this CSI volume driver supports.
     /// The default if the list is empty is "Persistent", which is the usage defined by the
@@ -184,7 +208,6 @@ pub struct CSIDriverSpec {
     ///
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "volumeLifecycleModes", skip_serializing_if = "Vec::is_empty")]
     pub volume_lifecycle_modes: Vec<String>,
     /// storageCapacity indicates that the CSI volume driver wants pod scheduling to consider the storage
     /// capacity that the driver deployment will report by creating
@@ -202,7 +225,6 @@ pub struct CSIDriverSpec {
     /// This field was immutable in Kubernetes <= 1.22 and now is mutable.
     ///
     /// +optional
-    #[serde(rename = "storageCapacity", skip_serializing_if = "Option::is_none")]
     pub storage_capacity: Option<bool>,
     /// fsGroupPolicy defines if the underlying volume supports changing ownership and
     /// permission of the volume before being mounted.
@@ -216,7 +238,6 @@ pub struct CSIDriverSpec {
     /// if a fstype is defined and the volume's access mode contains ReadWriteOnce.
     ///
     /// +optional
-    #[serde(rename = "fsGroupPolicy", skip_serializing_if = "Option::is_none")]
     pub fs_group_policy: Option<String>,
     /// tokenRequests indicates the CSI driver needs pods' service account
     /// tokens it is mounting volume for to do necessary authentication. Kubelet
@@ -236,7 +257,6 @@ pub struct CSIDriverSpec {
     ///
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "tokenRequests", skip_serializing_if = "Vec::is_empty")]
     pub token_requests: Vec<crate::api::storage::v1beta1::TokenRequest>,
     /// requiresRepublish indicates the CSI driver wants `NodePublishVolume`
     /// being periodically called to reflect any possible change in the mounted
@@ -247,7 +267,6 @@ pub struct CSIDriverSpec {
     /// mount points will not be seen by a running container.
     ///
     /// +optional
-    #[serde(rename = "requiresRepublish", skip_serializing_if = "Option::is_none")]
     pub requires_republish: Option<bool>,
     /// seLinuxMount specifies if the CSI driver supports "-o context"
     /// mount option.
@@ -269,7 +288,6 @@ pub struct CSIDriverSpec {
     ///
     /// +featureGate=SELinuxMountReadWriteOncePod
     /// +optional
-    #[serde(rename = "seLinuxMount", skip_serializing_if = "Option::is_none")]
     pub se_linux_mount: Option<bool>,
     /// nodeAllocatableUpdatePeriodSeconds specifies the interval between periodic updates of
     /// the CSINode allocatable capacity for this driver. When set, both periodic updates and
@@ -283,7 +301,6 @@ pub struct CSIDriverSpec {
     ///
     /// +featureGate=MutableCSINodeAllocatableCount
     /// +optional
-    #[serde(rename = "nodeAllocatableUpdatePeriodSeconds", skip_serializing_if = "Option::is_none")]
     pub node_allocatable_update_period_seconds: Option<i64>,
     /// serviceAccountTokenInSecrets is an opt-in for CSI drivers to indicate that
     /// service account tokens should be passed via the Secrets field in NodePublishVolumeRequest
@@ -307,7 +324,6 @@ pub struct CSIDriverSpec {
     ///
     /// +featureGate=CSIServiceAccountTokenSecrets
     /// +optional
-    #[serde(rename = "serviceAccountTokenInSecrets", skip_serializing_if = "Option::is_none")]
     pub service_account_token_in_secrets: Option<bool>,
     /// PreventPodSchedulingIfMissing indicates that the CSI driver wants to prevent pod
     /// scheduling if the CSI driver on the node is missing.
@@ -328,8 +344,31 @@ pub struct CSIDriverSpec {
     /// Default is "false".
     /// +featureGate=VolumeLimitScaling
     /// +optional
-    #[serde(rename = "preventPodSchedulingIfMissing", skip_serializing_if = "Option::is_none")]
     pub prevent_pod_scheduling_if_missing: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIDriverSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.attach_required) { w.field("attachRequired"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attach_required, w); }
+        if !Option::is_none(&self.pod_info_on_mount) { w.field("podInfoOnMount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pod_info_on_mount, w); }
+        if !Vec::is_empty(&self.volume_lifecycle_modes) { w.field("volumeLifecycleModes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_lifecycle_modes, w); }
+        if !Option::is_none(&self.storage_capacity) { w.field("storageCapacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage_capacity, w); }
+        if !Option::is_none(&self.fs_group_policy) { w.field("fsGroupPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fs_group_policy, w); }
+        if !Vec::is_empty(&self.token_requests) { w.field("tokenRequests"); ::kapi_apimachinery::write::WriteJson::write_json(&self.token_requests, w); }
+        if !Option::is_none(&self.requires_republish) { w.field("requiresRepublish"); ::kapi_apimachinery::write::WriteJson::write_json(&self.requires_republish, w); }
+        if !Option::is_none(&self.se_linux_mount) { w.field("seLinuxMount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.se_linux_mount, w); }
+        if !Option::is_none(&self.node_allocatable_update_period_seconds) { w.field("nodeAllocatableUpdatePeriodSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_allocatable_update_period_seconds, w); }
+        if !Option::is_none(&self.service_account_token_in_secrets) { w.field("serviceAccountTokenInSecrets"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service_account_token_in_secrets, w); }
+        if !Option::is_none(&self.prevent_pod_scheduling_if_missing) { w.field("preventPodSchedulingIfMissing"); ::kapi_apimachinery::write::WriteJson::write_json(&self.prevent_pod_scheduling_if_missing, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIDriverSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIDriverSpec {
@@ -391,20 +430,33 @@ impl<'de> ::serde::Deserialize<'de> for CSIDriverSpec {
 /// CSINode has an OwnerReference that points to the corresponding node object.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.CSINode`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSINode {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// metadata.name must be the Kubernetes node name.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec is the specification of CSINode
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::storage::v1beta1::CSINodeSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSINode {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSINode {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSINode {
@@ -442,12 +494,11 @@ impl<'de> ::serde::Deserialize<'de> for CSINode {
 /// CSINodeDriver holds information about the specification of one CSI driver installed on a node
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.CSINodeDriver`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSINodeDriver {
     /// name represents the name of the CSI driver that this object refers to.
     /// This MUST be the same name returned by the CSI GetPluginName() call for
     /// that driver.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// nodeID of the node from the driver point of view.
     /// This field enables Kubernetes to communicate with storage systems that do
@@ -457,7 +508,6 @@ pub struct CSINodeDriver {
     /// system to attach a volume to a specific node, it can use this field to
     /// refer to the node name using the ID that the storage system will
     /// understand, e.g. "nodeA" instead of "node1". This field is required.
-    #[serde(rename = "nodeID", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub node_id: Option<String>,
     /// topologyKeys is the list of keys supported by the driver.
     /// When a driver is initialized on a cluster, it provides a set of topology
@@ -472,12 +522,27 @@ pub struct CSINodeDriver {
     /// This can be empty if driver does not support topology.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "topologyKeys", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub topology_keys: Vec<String>,
     /// allocatable represents the volume resources of a node that are available for scheduling.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocatable: Option<crate::api::storage::v1beta1::VolumeNodeResources>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSINodeDriver {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        w.field("nodeID"); ::kapi_apimachinery::go::opt_or_default(&self.node_id, w);
+        w.field("topologyKeys"); ::kapi_apimachinery::go::vec_or_null(&self.topology_keys, w);
+        if !Option::is_none(&self.allocatable) { w.field("allocatable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allocatable, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSINodeDriver {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSINodeDriver {
@@ -515,22 +580,35 @@ impl<'de> ::serde::Deserialize<'de> for CSINodeDriver {
 /// CSINodeList is a collection of CSINode objects.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.CSINodeList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSINodeList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of CSINode
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storage::v1beta1::CSINode>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSINodeList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSINodeList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSINodeList {
@@ -568,7 +646,7 @@ impl<'de> ::serde::Deserialize<'de> for CSINodeList {
 /// CSINodeSpec holds information about the specification of all CSI drivers installed on a node
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.CSINodeSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSINodeSpec {
     /// drivers is a list of information of all CSI Drivers existing on a node.
     /// If all drivers in the list are uninstalled, this can become empty.
@@ -576,8 +654,21 @@ pub struct CSINodeSpec {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=name
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub drivers: Vec<crate::api::storage::v1beta1::CSINodeDriver>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSINodeSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("drivers"); ::kapi_apimachinery::go::vec_or_null(&self.drivers, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSINodeSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSINodeSpec {
@@ -632,13 +723,11 @@ impl<'de> ::serde::Deserialize<'de> for CSINodeSpec {
 /// node.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.CSIStorageCapacity`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIStorageCapacity {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. The name has no particular meaning. It must be
     /// be a DNS subdomain (dots allowed, 253 characters). To ensure that
@@ -650,7 +739,6 @@ pub struct CSIStorageCapacity {
     ///
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// nodeTopology defines which nodes have access to the storage
     /// for which capacity was reported. If not set, the storage is
@@ -659,7 +747,6 @@ pub struct CSIStorageCapacity {
     /// immutable.
     ///
     /// +optional
-    #[serde(rename = "nodeTopology", skip_serializing_if = "Option::is_none")]
     pub node_topology: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// storageClassName represents the name of the StorageClass that the reported capacity applies to.
     /// It must meet the same requirements as the name of a StorageClass
@@ -667,7 +754,6 @@ pub struct CSIStorageCapacity {
     /// the CSIStorageCapacity object is obsolete and should be removed by its
     /// creator.
     /// This field is immutable.
-    #[serde(rename = "storageClassName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub storage_class_name: Option<String>,
     /// capacity is the value reported by the CSI driver in its GetCapacityResponse
     /// for a GetCapacityRequest with topology and parameters that match the
@@ -679,7 +765,6 @@ pub struct CSIStorageCapacity {
     /// unavailable.
     ///
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<::kapi_apimachinery::Quantity>,
     /// maximumVolumeSize is the value reported by the CSI driver in its GetCapacityResponse
     /// for a GetCapacityRequest with topology and parameters that match the
@@ -693,8 +778,27 @@ pub struct CSIStorageCapacity {
     /// API is ResourceRequirements.Requests in a volume claim.
     ///
     /// +optional
-    #[serde(rename = "maximumVolumeSize", skip_serializing_if = "Option::is_none")]
     pub maximum_volume_size: Option<::kapi_apimachinery::Quantity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIStorageCapacity {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        if !Option::is_none(&self.node_topology) { w.field("nodeTopology"); ::kapi_apimachinery::write::WriteJson::write_json(&self.node_topology, w); }
+        w.field("storageClassName"); ::kapi_apimachinery::go::opt_or_default(&self.storage_class_name, w);
+        if !Option::is_none(&self.capacity) { w.field("capacity"); ::kapi_apimachinery::write::WriteJson::write_json(&self.capacity, w); }
+        if !Option::is_none(&self.maximum_volume_size) { w.field("maximumVolumeSize"); ::kapi_apimachinery::write::WriteJson::write_json(&self.maximum_volume_size, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIStorageCapacity {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIStorageCapacity {
@@ -738,22 +842,35 @@ impl<'de> ::serde::Deserialize<'de> for CSIStorageCapacity {
 /// CSIStorageCapacityList is a collection of CSIStorageCapacity objects.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.CSIStorageCapacityList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CSIStorageCapacityList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of CSIStorageCapacity objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storage::v1beta1::CSIStorageCapacity>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CSIStorageCapacityList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CSIStorageCapacityList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CSIStorageCapacityList {
@@ -795,49 +912,41 @@ impl<'de> ::serde::Deserialize<'de> for CSIStorageCapacityList {
 /// according to etcd is in ObjectMeta.Name.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.StorageClass`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageClass {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// provisioner indicates the type of the provisioner.
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
     /// +k8s:alpha(since: "1.36")=+k8s:immutable
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub provisioner: Option<String>,
     /// parameters holds the parameters for the provisioner that should
     /// create volumes of this storage class.
     /// +optional
     /// +k8s:alpha(since: "1.36")=+k8s:immutable
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub parameters: ::std::collections::BTreeMap<String, String>,
     /// reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class.
     /// Defaults to Delete.
     /// +optional
     /// +k8s:alpha(since: "1.36")=+k8s:immutable
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(rename = "reclaimPolicy", skip_serializing_if = "Option::is_none")]
     pub reclaim_policy: Option<String>,
     /// mountOptions controls the mountOptions for dynamically provisioned PersistentVolumes of this storage class.
     /// e.g. ["ro", "soft"]. Not validated -
     /// mount of the PVs will simply fail if one is invalid.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "mountOptions", skip_serializing_if = "Vec::is_empty")]
     pub mount_options: Vec<String>,
     /// allowVolumeExpansion shows whether the storage class allow volume expand
     /// +optional
-    #[serde(rename = "allowVolumeExpansion", skip_serializing_if = "Option::is_none")]
     pub allow_volume_expansion: Option<bool>,
     /// volumeBindingMode indicates how PersistentVolumeClaims should be
     /// provisioned and bound.  When unset, VolumeBindingImmediate is used.
@@ -845,7 +954,6 @@ pub struct StorageClass {
     /// +optional
     /// +k8s:alpha(since: "1.36")=+k8s:immutable
     /// +k8s:alpha(since: "1.36")=+k8s:optional
-    #[serde(rename = "volumeBindingMode", skip_serializing_if = "Option::is_none")]
     pub volume_binding_mode: Option<String>,
     /// allowedTopologies restrict the node topologies where volumes can be dynamically provisioned.
     /// Each volume plugin defines its own supported topology specifications.
@@ -853,8 +961,30 @@ pub struct StorageClass {
     /// This field is only honored by servers that enable the VolumeScheduling feature.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "allowedTopologies", skip_serializing_if = "Vec::is_empty")]
     pub allowed_topologies: Vec<crate::api::core::v1::TopologySelectorTerm>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageClass {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("provisioner"); ::kapi_apimachinery::go::opt_or_default(&self.provisioner, w);
+        if !::std::collections::BTreeMap::is_empty(&self.parameters) { w.field("parameters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parameters, w); }
+        if !Option::is_none(&self.reclaim_policy) { w.field("reclaimPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reclaim_policy, w); }
+        if !Vec::is_empty(&self.mount_options) { w.field("mountOptions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.mount_options, w); }
+        if !Option::is_none(&self.allow_volume_expansion) { w.field("allowVolumeExpansion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allow_volume_expansion, w); }
+        if !Option::is_none(&self.volume_binding_mode) { w.field("volumeBindingMode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.volume_binding_mode, w); }
+        if !Vec::is_empty(&self.allowed_topologies) { w.field("allowedTopologies"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allowed_topologies, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageClass {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageClass {
@@ -904,22 +1034,35 @@ impl<'de> ::serde::Deserialize<'de> for StorageClass {
 /// StorageClassList is a collection of storage classes.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.StorageClassList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageClassList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of StorageClasses
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storage::v1beta1::StorageClass>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageClassList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageClassList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageClassList {
@@ -957,18 +1100,31 @@ impl<'de> ::serde::Deserialize<'de> for StorageClassList {
 /// TokenRequest contains parameters of a service account token.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.TokenRequest`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TokenRequest {
     /// audience is the intended audience of the token in "TokenRequestSpec".
     /// It will default to the audiences of kube apiserver.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub audience: Option<String>,
     /// expirationSeconds is the duration of validity of the token in "TokenRequestSpec".
     /// It has the same default value of "ExpirationSeconds" in "TokenRequestSpec"
     ///
     /// +optional
-    #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TokenRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("audience"); ::kapi_apimachinery::go::opt_or_default(&self.audience, w);
+        if !Option::is_none(&self.expiration_seconds) { w.field("expirationSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.expiration_seconds, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TokenRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TokenRequest {
@@ -1005,31 +1161,44 @@ impl<'de> ::serde::Deserialize<'de> for TokenRequest {
 /// VolumeAttachment objects are non-namespaced.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.VolumeAttachment`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachment {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec represents specification of the desired attach/detach volume behavior.
     /// Populated by the Kubernetes system.
     /// +k8s:alpha(since: "1.36")=+k8s:immutable
     /// +required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::storage::v1beta1::VolumeAttachmentSpec>,
     /// status represents status of the VolumeAttachment request.
     /// Populated by the entity completing the attach or detach
     /// operation, i.e. the external-attacher.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::storage::v1beta1::VolumeAttachmentStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachment {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachment {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachment {
@@ -1069,22 +1238,35 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachment {
 /// VolumeAttachmentList is a collection of VolumeAttachment objects.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.VolumeAttachmentList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of VolumeAttachments
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storage::v1beta1::VolumeAttachment>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentList {
@@ -1125,11 +1307,10 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentList {
 /// Exactly one member can be set.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.VolumeAttachmentSource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentSource {
     /// persistentVolumeName represents the name of the persistent volume to attach.
     /// +optional
-    #[serde(rename = "persistentVolumeName", skip_serializing_if = "Option::is_none")]
     pub persistent_volume_name: Option<String>,
     /// inlineVolumeSpec contains all the information necessary to attach
     /// a persistent volume defined by a pod's inline VolumeSource. This field
@@ -1138,8 +1319,22 @@ pub struct VolumeAttachmentSource {
     /// PersistentVolumeSpec. This field is beta-level and is only
     /// honored by servers that enabled the CSIMigration feature.
     /// +optional
-    #[serde(rename = "inlineVolumeSpec", skip_serializing_if = "Option::is_none")]
     pub inline_volume_spec: Option<crate::api::core::v1::PersistentVolumeSpec>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentSource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.persistent_volume_name) { w.field("persistentVolumeName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.persistent_volume_name, w); }
+        if !Option::is_none(&self.inline_volume_spec) { w.field("inlineVolumeSpec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.inline_volume_spec, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentSource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentSource {
@@ -1173,7 +1368,7 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentSource {
 /// VolumeAttachmentSpec is the specification of a VolumeAttachment request.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.VolumeAttachmentSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentSpec {
     /// attacher indicates the name of the volume driver that MUST handle this
     /// request. This is the name returned by GetPluginName().
@@ -1181,14 +1376,27 @@ pub struct VolumeAttachmentSpec {
     /// +k8s:alpha(since: "1.36")=+k8s:required
     /// +k8s:alpha(since: "1.36")=+k8s:format="k8s-long-name-caseless"
     /// +k8s:alpha(since: "1.36")=+k8s:maxLength=63
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub attacher: Option<String>,
     /// source represents the volume that should be attached.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub source: Option<crate::api::storage::v1beta1::VolumeAttachmentSource>,
     /// nodeName represents the node that the volume should be attached to.
-    #[serde(rename = "nodeName", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub node_name: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("attacher"); ::kapi_apimachinery::go::opt_or_default(&self.attacher, w);
+        w.field("source"); ::kapi_apimachinery::go::opt_or_default(&self.source, w);
+        w.field("nodeName"); ::kapi_apimachinery::go::opt_or_default(&self.node_name, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentSpec {
@@ -1224,12 +1432,11 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentSpec {
 /// VolumeAttachmentStatus is the status of a VolumeAttachment request.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.VolumeAttachmentStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttachmentStatus {
     /// attached indicates the volume is successfully attached.
     /// This field must only be set by the entity completing the attach
     /// operation, i.e. the external-attacher.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub attached: Option<bool>,
     /// attachmentMetadata is populated with any
     /// information returned by the attach operation, upon successful attach, that must be passed
@@ -1237,20 +1444,34 @@ pub struct VolumeAttachmentStatus {
     /// This field must only be set by the entity completing the attach
     /// operation, i.e. the external-attacher.
     /// +optional
-    #[serde(rename = "attachmentMetadata", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub attachment_metadata: ::std::collections::BTreeMap<String, String>,
     /// attachError represents the last error encountered during attach operation, if any.
     /// This field must only be set by the entity completing the attach
     /// operation, i.e. the external-attacher.
     /// +optional
-    #[serde(rename = "attachError", skip_serializing_if = "Option::is_none")]
     pub attach_error: Option<crate::api::storage::v1beta1::VolumeError>,
     /// detachError represents the last error encountered during detach operation, if any.
     /// This field must only be set by the entity completing the detach
     /// operation, i.e. the external-attacher.
     /// +optional
-    #[serde(rename = "detachError", skip_serializing_if = "Option::is_none")]
     pub detach_error: Option<crate::api::storage::v1beta1::VolumeError>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttachmentStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("attached"); ::kapi_apimachinery::go::opt_or_default(&self.attached, w);
+        if !::std::collections::BTreeMap::is_empty(&self.attachment_metadata) { w.field("attachmentMetadata"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attachment_metadata, w); }
+        if !Option::is_none(&self.attach_error) { w.field("attachError"); ::kapi_apimachinery::write::WriteJson::write_json(&self.attach_error, w); }
+        if !Option::is_none(&self.detach_error) { w.field("detachError"); ::kapi_apimachinery::write::WriteJson::write_json(&self.detach_error, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttachmentStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttachmentStatus {
@@ -1288,25 +1509,38 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttachmentStatus {
 /// VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver. The class can be specified during dynamic provisioning of PersistentVolumeClaims, and changed in the PersistentVolumeClaim spec after provisioning.
 ///
 /// Generated from `io.k8s.api.storage.v1beta1.VolumeAttributesClass` (proto `k8s.io.api.storage.v1beta1.VolumeAttributesClass`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttributesClass {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Name of the CSI driver This field is immutable.
-    #[serde(rename = "driverName")]
     pub driver_name: String,
     /// parameters hold volume attributes defined by the CSI driver. These values are opaque to the Kubernetes and are passed directly to the CSI driver. The underlying storage provider supports changing these attributes on an existing volume, however the parameters field itself is immutable. To invoke a volume update, a new VolumeAttributesClass should be created with new parameters, and the PersistentVolumeClaim should be updated to reference the new VolumeAttributesClass.
     ///
     /// This field is required and must contain at least one key/value pair. The keys cannot be empty, and the maximum number of parameters is 512, with a cumulative max size of 256K. If the CSI driver rejects invalid parameters, the target PersistentVolumeClaim will be set to an "Infeasible" state in the modifyVolumeStatus field.
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub parameters: ::std::collections::BTreeMap<String, String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttributesClass {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("driverName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.driver_name, w);
+        if !::std::collections::BTreeMap::is_empty(&self.parameters) { w.field("parameters"); ::kapi_apimachinery::write::WriteJson::write_json(&self.parameters, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttributesClass {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttributesClass {
@@ -1346,20 +1580,33 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttributesClass {
 /// VolumeAttributesClassList is a collection of VolumeAttributesClass objects.
 ///
 /// Generated from `io.k8s.api.storage.v1beta1.VolumeAttributesClassList` (proto `k8s.io.api.storage.v1beta1.VolumeAttributesClassList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeAttributesClassList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of VolumeAttributesClass objects.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storage::v1beta1::VolumeAttributesClass>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeAttributesClassList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeAttributesClassList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeAttributesClassList {
@@ -1397,17 +1644,15 @@ impl<'de> ::serde::Deserialize<'de> for VolumeAttributesClassList {
 /// VolumeError captures an error encountered during a volume operation.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.VolumeError`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeError {
     /// time represents the time the error was encountered.
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub time: Option<::kapi_apimachinery::Time>,
     /// message represents the error encountered during Attach or Detach operation.
     /// This string may be logged, so it should not contain sensitive
     /// information.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// errorCode is a numeric gRPC code representing the error encountered during Attach or Detach operations.
     ///
@@ -1415,8 +1660,23 @@ pub struct VolumeError {
     ///
     /// +featureGate=MutableCSINodeAllocatableCount
     /// +optional
-    #[serde(rename = "errorCode", skip_serializing_if = "Option::is_none")]
     pub error_code: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeError {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("time"); ::kapi_apimachinery::go::opt_or_default(&self.time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !Option::is_none(&self.error_code) { w.field("errorCode"); ::kapi_apimachinery::write::WriteJson::write_json(&self.error_code, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeError {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeError {
@@ -1452,15 +1712,28 @@ impl<'de> ::serde::Deserialize<'de> for VolumeError {
 /// VolumeNodeResources is a set of resource limits for scheduling of volumes.
 ///
 /// Generated from proto `k8s.io.api.storage.v1beta1.VolumeNodeResources`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolumeNodeResources {
     /// count indicates the maximum number of unique volumes managed by the CSI driver that can be used on a node.
     /// A volume that is both attached and mounted on a node is considered to be used once, not twice.
     /// The same rule applies for a unique volume that is shared among multiple pods on the same node.
     /// If this field is nil, then the supported number of volumes on this node is unbounded.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for VolumeNodeResources {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.count) { w.field("count"); ::kapi_apimachinery::write::WriteJson::write_json(&self.count, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for VolumeNodeResources {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for VolumeNodeResources {

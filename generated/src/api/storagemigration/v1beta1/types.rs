@@ -3,23 +3,36 @@
 /// StorageVersionMigration represents a migration of stored data to the latest storage version.
 ///
 /// Generated from `io.k8s.api.storagemigration.v1beta1.StorageVersionMigration` (proto `k8s.io.api.storagemigration.v1beta1.StorageVersionMigration`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionMigration {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Specification of the migration.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::storagemigration::v1beta1::StorageVersionMigrationSpec>,
     /// Status of the migration.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::storagemigration::v1beta1::StorageVersionMigrationStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageVersionMigration {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageVersionMigration {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageVersionMigration {
@@ -59,20 +72,33 @@ impl<'de> ::serde::Deserialize<'de> for StorageVersionMigration {
 /// StorageVersionMigrationList is a collection of storage version migrations.
 ///
 /// Generated from `io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationList` (proto `k8s.io.api.storagemigration.v1beta1.StorageVersionMigrationList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionMigrationList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of StorageVersionMigration
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::api::storagemigration::v1beta1::StorageVersionMigration>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageVersionMigrationList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageVersionMigrationList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageVersionMigrationList {
@@ -110,10 +136,24 @@ impl<'de> ::serde::Deserialize<'de> for StorageVersionMigrationList {
 /// Spec of the storage version migration.
 ///
 /// Generated from `io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationSpec` (proto `k8s.io.api.storagemigration.v1beta1.StorageVersionMigrationSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionMigrationSpec {
     /// The resource that is being migrated. The migrator sends requests to the endpoint serving the resource. Immutable.
     pub resource: crate::apimachinery::pkg::apis::meta::v1::GroupResource,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageVersionMigrationSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageVersionMigrationSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageVersionMigrationSpec {
@@ -145,14 +185,27 @@ impl<'de> ::serde::Deserialize<'de> for StorageVersionMigrationSpec {
 /// Status of the storage version migration.
 ///
 /// Generated from `io.k8s.api.storagemigration.v1beta1.StorageVersionMigrationStatus` (proto `k8s.io.api.storagemigration.v1beta1.StorageVersionMigrationStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StorageVersionMigrationStatus {
     /// The latest available observations of the migration's current state.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
     /// ResourceVersion to compare with the GC cache for performing the migration. This is the current resource version of given group, version and resource when kube-controller-manager first observes this StorageVersionMigration resource.
-    #[serde(rename = "resourceVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StorageVersionMigrationStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.resource_version) { w.field("resourceVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_version, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StorageVersionMigrationStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StorageVersionMigrationStatus {

@@ -3,36 +3,53 @@
 /// Info contains versioning information. how we'll want to distribute that information.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.version.Info`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Info {
-    #[serde(rename = "buildDate")]
     pub build_date: String,
     pub compiler: String,
     /// EmulationMajor is the major version of the emulation version
-    #[serde(rename = "emulationMajor", skip_serializing_if = "Option::is_none")]
     pub emulation_major: Option<String>,
     /// EmulationMinor is the minor version of the emulation version
-    #[serde(rename = "emulationMinor", skip_serializing_if = "Option::is_none")]
     pub emulation_minor: Option<String>,
-    #[serde(rename = "gitCommit")]
     pub git_commit: String,
-    #[serde(rename = "gitTreeState")]
     pub git_tree_state: String,
-    #[serde(rename = "gitVersion")]
     pub git_version: String,
-    #[serde(rename = "goVersion")]
     pub go_version: String,
     /// Major is the major version of the binary version
     pub major: String,
     /// MinCompatibilityMajor is the major version of the minimum compatibility version
-    #[serde(rename = "minCompatibilityMajor", skip_serializing_if = "Option::is_none")]
     pub min_compatibility_major: Option<String>,
     /// MinCompatibilityMinor is the minor version of the minimum compatibility version
-    #[serde(rename = "minCompatibilityMinor", skip_serializing_if = "Option::is_none")]
     pub min_compatibility_minor: Option<String>,
     /// Minor is the minor version of the binary version
     pub minor: String,
     pub platform: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Info {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("buildDate"); ::kapi_apimachinery::write::WriteJson::write_json(&self.build_date, w);
+        w.field("compiler"); ::kapi_apimachinery::write::WriteJson::write_json(&self.compiler, w);
+        if !Option::is_none(&self.emulation_major) { w.field("emulationMajor"); ::kapi_apimachinery::write::WriteJson::write_json(&self.emulation_major, w); }
+        if !Option::is_none(&self.emulation_minor) { w.field("emulationMinor"); ::kapi_apimachinery::write::WriteJson::write_json(&self.emulation_minor, w); }
+        w.field("gitCommit"); ::kapi_apimachinery::write::WriteJson::write_json(&self.git_commit, w);
+        w.field("gitTreeState"); ::kapi_apimachinery::write::WriteJson::write_json(&self.git_tree_state, w);
+        w.field("gitVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.git_version, w);
+        w.field("goVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.go_version, w);
+        w.field("major"); ::kapi_apimachinery::write::WriteJson::write_json(&self.major, w);
+        if !Option::is_none(&self.min_compatibility_major) { w.field("minCompatibilityMajor"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_compatibility_major, w); }
+        if !Option::is_none(&self.min_compatibility_minor) { w.field("minCompatibilityMinor"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_compatibility_minor, w); }
+        w.field("minor"); ::kapi_apimachinery::write::WriteJson::write_json(&self.minor, w);
+        w.field("platform"); ::kapi_apimachinery::write::WriteJson::write_json(&self.platform, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Info {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Info {

@@ -3,21 +3,34 @@
 /// ConversionRequest describes the conversion request parameters.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ConversionRequest`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConversionRequest {
     /// uid is an identifier for the individual request/response. It allows distinguishing instances of requests which are
     /// otherwise identical (parallel requests, etc).
     /// The UID is meant to track the round trip (request/response) between the Kubernetes API server and the webhook, not the user request.
     /// It is suitable for correlating log entries between the webhook and apiserver, for either auditing or debugging.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub uid: Option<String>,
     /// desiredAPIVersion is the version to convert given objects to. e.g. "myapi.example.com/v1"
-    #[serde(rename = "desiredAPIVersion", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub desired_api_version: Option<String>,
     /// objects is the list of custom resource objects to be converted.
     /// +listType=atomic
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub objects: Vec<::kapi_apimachinery::RawExtension>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ConversionRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("uid"); ::kapi_apimachinery::go::opt_or_default(&self.uid, w);
+        w.field("desiredAPIVersion"); ::kapi_apimachinery::go::opt_or_default(&self.desired_api_version, w);
+        w.field("objects"); ::kapi_apimachinery::go::vec_or_null(&self.objects, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ConversionRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ConversionRequest {
@@ -53,26 +66,39 @@ impl<'de> ::serde::Deserialize<'de> for ConversionRequest {
 /// ConversionResponse describes a conversion response.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ConversionResponse`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConversionResponse {
     /// uid is an identifier for the individual request/response.
     /// This should be copied over from the corresponding `request.uid`.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub uid: Option<String>,
     /// convertedObjects is the list of converted version of `request.objects` if the `result` is successful, otherwise empty.
     /// The webhook is expected to set `apiVersion` of these objects to the `request.desiredAPIVersion`. The list
     /// must also have the same size as the input list with the same objects in the same order (equal kind, metadata.uid, metadata.name and metadata.namespace).
     /// The webhook is allowed to mutate labels and annotations. Any other change to the metadata is silently ignored.
     /// +listType=atomic
-    #[serde(rename = "convertedObjects", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub converted_objects: Vec<::kapi_apimachinery::RawExtension>,
     /// result contains the result of conversion with extra details if the conversion failed. `result.status` determines if
     /// the conversion failed or succeeded. The `result.status` field is required and represents the success or failure of the
     /// conversion. A successful conversion must set `result.status` to `Success`. A failed conversion must set
     /// `result.status` to `Failure` and provide more details in `result.message` and return http status 200. The `result.message`
     /// will be used to construct an error message for the end user.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub result: Option<crate::apimachinery::pkg::apis::meta::v1::Status>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ConversionResponse {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("uid"); ::kapi_apimachinery::go::opt_or_default(&self.uid, w);
+        w.field("convertedObjects"); ::kapi_apimachinery::go::vec_or_null(&self.converted_objects, w);
+        w.field("result"); ::kapi_apimachinery::go::opt_or_default(&self.result, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ConversionResponse {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ConversionResponse {
@@ -108,22 +134,35 @@ impl<'de> ::serde::Deserialize<'de> for ConversionResponse {
 /// ConversionReview describes a conversion request/response.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ConversionReview`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConversionReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// request describes the attributes for the conversion request.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ConversionRequest>,
     /// response describes the attributes for the conversion response.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub response: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ConversionResponse>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ConversionReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.request) { w.field("request"); ::kapi_apimachinery::write::WriteJson::write_json(&self.request, w); }
+        if !Option::is_none(&self.response) { w.field("response"); ::kapi_apimachinery::write::WriteJson::write_json(&self.response, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ConversionReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ConversionReview {
@@ -161,24 +200,39 @@ impl<'de> ::serde::Deserialize<'de> for ConversionReview {
 /// CustomResourceColumnDefinition specifies a column for server side printing.
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceColumnDefinition` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceColumnDefinition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceColumnDefinition {
     /// name is a human readable name for the column.
     pub name: String,
     /// type is an OpenAPI type definition for this column. See https://github.com/OAI/OpenAPI-Specification/blob/master/versions/2.0.md#data-types for details.
     pub r#type: String,
     /// format is an optional OpenAPI type definition for this column. The 'name' format is applied to the primary identifier column to assist in clients identifying column is the resource name. See https://github.com/OAI/OpenAPI-Specification/blob/master/versions/2.0.md#data-types for details.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub format: Option<String>,
     /// description is a human readable description of this column.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub description: Option<String>,
     /// priority is an integer defining the relative importance of this column compared to others. Lower numbers are considered higher priority. Columns that may be omitted in limited space scenarios should be given a priority greater than 0.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub priority: Option<i32>,
     /// jsonPath is a simple JSON path (i.e. with array notation) which is evaluated against each custom resource to produce the value for this column.
-    #[serde(rename = "jsonPath")]
     pub json_path: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceColumnDefinition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.format) { w.field("format"); ::kapi_apimachinery::write::WriteJson::write_json(&self.format, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.description) { w.field("description"); ::kapi_apimachinery::write::WriteJson::write_json(&self.description, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.priority) { w.field("priority"); ::kapi_apimachinery::write::WriteJson::write_json(&self.priority, w); }
+        w.field("jsonPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.json_path, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceColumnDefinition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceColumnDefinition {
@@ -220,14 +274,28 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceColumnDefinition {
 /// CustomResourceConversion describes how to convert different versions of a CR.
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceConversion` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceConversion`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceConversion {
     /// strategy specifies how custom resources are converted between versions. Allowed values are: - `"None"`: The converter only change the apiVersion and would not touch any other field in the custom resource. - `"Webhook"`: API Server will call to an external webhook to do the conversion. Additional information
     ///   is needed for this option. This requires spec.preserveUnknownFields to be false, and spec.conversion.webhook to be set.
     pub strategy: String,
     /// webhook describes how to call the conversion webhook. Required when `strategy` is set to `"Webhook"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub webhook: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceConversion {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("strategy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.strategy, w);
+        if !Option::is_none(&self.webhook) { w.field("webhook"); ::kapi_apimachinery::write::WriteJson::write_json(&self.webhook, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceConversion {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceConversion {
@@ -261,22 +329,36 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceConversion {
 /// CustomResourceDefinition represents a resource that should be exposed on the API server.  Its name MUST be in the format <.spec.name>.<.spec.group>.
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinition {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec describes how the user wants the resources to appear
     pub spec: crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionSpec,
     /// status indicates the actual state of the CustomResourceDefinition
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceDefinition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceDefinition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinition {
@@ -316,24 +398,39 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinition {
 /// CustomResourceDefinitionCondition contains details for the current condition of this pod.
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionCondition {
     /// type is the type of the condition. Types include Established, NamesAccepted and Terminating.
     pub r#type: String,
     /// status is the status of the condition. Can be True, False, Unknown.
     pub status: String,
     /// lastTransitionTime last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// reason is a unique, one-word, CamelCase reason for the condition's last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// message is a human-readable message indicating details about last transition.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// observedGeneration represents the .metadata.generation that the condition was set based upon. For instance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is 9, the condition is out of date with respect to the current state of the instance.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceDefinitionCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceDefinitionCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionCondition {
@@ -375,20 +472,33 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinitionCondition {
 /// CustomResourceDefinitionList is a list of CustomResourceDefinition objects.
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items list individual CustomResourceDefinition objects
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceDefinitionList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceDefinitionList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionList {
@@ -426,24 +536,39 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinitionList {
 /// CustomResourceDefinitionNames indicates the names to serve this CustomResourceDefinition
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionNames {
     /// plural is the plural name of the resource to serve. The custom resources are served under `/apis/<group>/<version>/.../<plural>`. Must match the name of the CustomResourceDefinition (in the form `<names.plural>.<group>`). Must be all lowercase.
     pub plural: String,
     /// singular is the singular name of the resource. It must be all lowercase. Defaults to lowercased `kind`.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub singular: Option<String>,
     /// shortNames are short names for the resource, exposed in API discovery documents, and used by clients to support invocations like `kubectl get <shortname>`. It must be all lowercase.
-    #[serde(rename = "shortNames", skip_serializing_if = "Vec::is_empty")]
     pub short_names: Vec<String>,
     /// kind is the serialized kind of the resource. It is normally CamelCase and singular. Custom resource instances will use this value as the `kind` attribute in API calls.
     pub kind: String,
     /// listKind is the serialized kind of the list for this resource. Defaults to "`kind`List".
-    #[serde(rename = "listKind", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub list_kind: Option<String>,
     /// categories is a list of grouped resources this custom resource belongs to (e.g. 'all'). This is published in API discovery documents, and used by clients to support invocations like `kubectl get all`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub categories: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceDefinitionNames {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("plural"); ::kapi_apimachinery::write::WriteJson::write_json(&self.plural, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.singular) { w.field("singular"); ::kapi_apimachinery::write::WriteJson::write_json(&self.singular, w); }
+        if !Vec::is_empty(&self.short_names) { w.field("shortNames"); ::kapi_apimachinery::write::WriteJson::write_json(&self.short_names, w); }
+        w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.list_kind) { w.field("listKind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.list_kind, w); }
+        if !Vec::is_empty(&self.categories) { w.field("categories"); ::kapi_apimachinery::write::WriteJson::write_json(&self.categories, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceDefinitionNames {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionNames {
@@ -485,7 +610,7 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinitionNames {
 /// CustomResourceDefinitionSpec describes how a user wants their resource to appear
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionSpec {
     /// group is the API group of the defined custom resource. The custom resources are served under `/apis/<group>/...`. Must match the name of the CustomResourceDefinition (in the form `<names.plural>.<group>`).
     pub group: String,
@@ -494,14 +619,30 @@ pub struct CustomResourceDefinitionSpec {
     /// scope indicates whether the defined custom resource is cluster- or namespace-scoped. Allowed values are `Cluster` and `Namespaced`.
     pub scope: String,
     /// versions is the list of all API versions of the defined custom resource. Version names are used to compute the order in which served versions are listed in API discovery. If the version string is "kube-like", it will sort above non "kube-like" version strings, which are ordered lexicographically. "Kube-like" versions start with a "v", then are followed by a number (the major version), then optionally the string "alpha" or "beta" and another number (the minor version). These are sorted first by GA > beta > alpha (where GA is a version with no suffix such as beta or alpha), and then by comparing major version, then minor version. An example sorted list of versions: v10, v2, v1, v11beta2, v10beta3, v3beta1, v12alpha1, v11alpha2, foo1, foo10.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub versions: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionVersion>,
     /// conversion defines conversion settings for the CRD.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conversion: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion>,
     /// preserveUnknownFields indicates that object fields which are not specified in the OpenAPI schema should be preserved when persisting to storage. apiVersion, kind, metadata and known fields inside metadata are always preserved. This field is deprecated in favor of setting `x-preserve-unknown-fields` to true in `spec.versions[*].schema.openAPIV3Schema`. See https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#field-pruning for details.
-    #[serde(rename = "preserveUnknownFields", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub preserve_unknown_fields: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceDefinitionSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("group"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group, w);
+        w.field("names"); ::kapi_apimachinery::write::WriteJson::write_json(&self.names, w);
+        w.field("scope"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scope, w);
+        w.field("versions"); ::kapi_apimachinery::go::vec_or_null(&self.versions, w);
+        if !Option::is_none(&self.conversion) { w.field("conversion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conversion, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.preserve_unknown_fields) { w.field("preserveUnknownFields"); ::kapi_apimachinery::write::WriteJson::write_json(&self.preserve_unknown_fields, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceDefinitionSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionSpec {
@@ -543,20 +684,33 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinitionSpec {
 /// CustomResourceDefinitionStatus indicates the state of the CustomResourceDefinition
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionStatus {
     /// conditions indicate state for particular aspects of a CustomResourceDefinition
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub conditions: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition>,
     /// acceptedNames are the names that are actually being used to serve discovery. They may be different than the names in spec.
-    #[serde(rename = "acceptedNames", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub accepted_names: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames>,
     /// storedVersions lists all versions of CustomResources that were ever persisted. Tracking these versions allows a migration path for stored versions in etcd. The field is mutable so a migration controller can finish a migration to another version (ensuring no old objects are left in storage), and then remove the rest of the versions from this list. Versions may not be removed from `spec.versions` while they exist in this list.
-    #[serde(rename = "storedVersions", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub stored_versions: Vec<String>,
     /// The generation observed by the CRD controller.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceDefinitionStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("conditions"); ::kapi_apimachinery::go::vec_or_null(&self.conditions, w);
+        w.field("acceptedNames"); ::kapi_apimachinery::go::opt_or_default(&self.accepted_names, w);
+        w.field("storedVersions"); ::kapi_apimachinery::go::vec_or_null(&self.stored_versions, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceDefinitionStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionStatus {
@@ -594,7 +748,7 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinitionStatus {
 /// CustomResourceDefinitionVersion describes a version for CRD.
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionVersion {
     /// name is the version name, e.g. “v1”, “v2beta1”, etc. The custom resources are served under this version at `/apis/<group>/<version>/...` if `served` is true.
     pub name: String,
@@ -603,23 +757,39 @@ pub struct CustomResourceDefinitionVersion {
     /// storage indicates this version should be used when persisting custom resources to storage. There must be exactly one version with storage=true.
     pub storage: bool,
     /// deprecated indicates this version of the custom resource API is deprecated. When set to true, API requests to this version receive a warning header in the server response. Defaults to false.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub deprecated: Option<bool>,
     /// deprecationWarning overrides the default warning returned to API clients. May only be set when `deprecated` is true. The default warning indicates this version is deprecated and recommends use of the newest served version of equal or greater stability, if one exists.
-    #[serde(rename = "deprecationWarning", skip_serializing_if = "Option::is_none")]
     pub deprecation_warning: Option<String>,
     /// schema describes the schema used for validation, pruning, and defaulting of this version of the custom resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub schema: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation>,
     /// subresources specify what subresources this version of the defined custom resource have.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subresources: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresources>,
     /// additionalPrinterColumns specifies additional columns returned in Table output. See https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-tables for details. If no columns are specified, a single column displaying the age of the custom resource is used.
-    #[serde(rename = "additionalPrinterColumns", skip_serializing_if = "Vec::is_empty")]
     pub additional_printer_columns: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition>,
     /// selectableFields specifies paths to fields that may be used as field selectors. A maximum of 8 selectable fields are allowed. See https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors
-    #[serde(rename = "selectableFields", skip_serializing_if = "Vec::is_empty")]
     pub selectable_fields: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::SelectableField>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceDefinitionVersion {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("served"); ::kapi_apimachinery::write::WriteJson::write_json(&self.served, w);
+        w.field("storage"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.deprecated) { w.field("deprecated"); ::kapi_apimachinery::write::WriteJson::write_json(&self.deprecated, w); }
+        if !Option::is_none(&self.deprecation_warning) { w.field("deprecationWarning"); ::kapi_apimachinery::write::WriteJson::write_json(&self.deprecation_warning, w); }
+        if !Option::is_none(&self.schema) { w.field("schema"); ::kapi_apimachinery::write::WriteJson::write_json(&self.schema, w); }
+        if !Option::is_none(&self.subresources) { w.field("subresources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.subresources, w); }
+        if !Vec::is_empty(&self.additional_printer_columns) { w.field("additionalPrinterColumns"); ::kapi_apimachinery::write::WriteJson::write_json(&self.additional_printer_columns, w); }
+        if !Vec::is_empty(&self.selectable_fields) { w.field("selectableFields"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selectable_fields, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceDefinitionVersion {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionVersion {
@@ -667,17 +837,30 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinitionVersion {
 /// CustomResourceSubresourceScale defines how to serve the scale subresource for CustomResources.
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceScale` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceScale`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceSubresourceScale {
     /// specReplicasPath defines the JSON path inside of a custom resource that corresponds to Scale `spec.replicas`. Only JSON paths without the array notation are allowed. Must be a JSON Path under `.spec`. If there is no value under the given path in the custom resource, the `/scale` subresource will return an error on GET.
-    #[serde(rename = "specReplicasPath")]
     pub spec_replicas_path: String,
     /// statusReplicasPath defines the JSON path inside of a custom resource that corresponds to Scale `status.replicas`. Only JSON paths without the array notation are allowed. Must be a JSON Path under `.status`. If there is no value under the given path in the custom resource, the `status.replicas` value in the `/scale` subresource will default to 0.
-    #[serde(rename = "statusReplicasPath")]
     pub status_replicas_path: String,
     /// labelSelectorPath defines the JSON path inside of a custom resource that corresponds to Scale `status.selector`. Only JSON paths without the array notation are allowed. Must be a JSON Path under `.status` or `.spec`. Must be set to work with HorizontalPodAutoscaler. The field pointed by this JSON path must be a string field (not a complex selector struct) which contains a serialized label selector in string form. More info: https://kubernetes.io/docs/tasks/access-kubernetes-api/custom-resources/custom-resource-definitions#scale-subresource If there is no value under the given path in the custom resource, the `status.selector` value in the `/scale` subresource will default to the empty string.
-    #[serde(rename = "labelSelectorPath", skip_serializing_if = "Option::is_none")]
     pub label_selector_path: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceSubresourceScale {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("specReplicasPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.spec_replicas_path, w);
+        w.field("statusReplicasPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status_replicas_path, w);
+        if !Option::is_none(&self.label_selector_path) { w.field("labelSelectorPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.label_selector_path, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceSubresourceScale {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceSubresourceScale {
@@ -713,8 +896,21 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceSubresourceScale {
 /// CustomResourceSubresourceStatus defines how to serve the status subresource for CustomResources. Status is represented by the `.status` JSON path inside of a CustomResource. When set, * exposes a /status subresource for the custom resource * PUT requests to the /status subresource take a custom resource object, and ignore changes to anything except the status stanza * PUT/POST/PATCH requests to the custom resource ignore changes to the status stanza
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceStatus` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceStatus`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceSubresourceStatus {
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceSubresourceStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceSubresourceStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceSubresourceStatus {
@@ -744,14 +940,27 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceSubresourceStatus {
 /// CustomResourceSubresources defines the status and scale subresources for CustomResources.
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresources` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresources`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceSubresources {
     /// status indicates the custom resource should serve a `/status` subresource. When enabled: 1. requests to the custom resource primary endpoint ignore changes to the `status` stanza of the object. 2. requests to the custom resource `/status` subresource ignore changes to anything other than the `status` stanza of the object.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceStatus>,
     /// scale indicates the custom resource should serve a `/scale` subresource that returns an `autoscaling/v1` Scale object.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceSubresources {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        if !Option::is_none(&self.scale) { w.field("scale"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scale, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceSubresources {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceSubresources {
@@ -785,11 +994,24 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceSubresources {
 /// CustomResourceValidation is a list of validation methods for CustomResources.
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceValidation` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceValidation`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceValidation {
     /// openAPIV3Schema is the OpenAPI v3 schema to use for validation and pruning.
-    #[serde(rename = "openAPIV3Schema", skip_serializing_if = "Option::is_none")]
     pub open_apiv3_schema: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceValidation {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.open_apiv3_schema) { w.field("openAPIV3Schema"); ::kapi_apimachinery::write::WriteJson::write_json(&self.open_apiv3_schema, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceValidation {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceValidation {
@@ -821,12 +1043,25 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceValidation {
 /// ExternalDocumentation allows referencing an external resource for extended documentation.
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ExternalDocumentation` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ExternalDocumentation`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExternalDocumentation {
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub description: Option<String>,
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub url: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExternalDocumentation {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.description) { w.field("description"); ::kapi_apimachinery::write::WriteJson::write_json(&self.description, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.url) { w.field("url"); ::kapi_apimachinery::write::WriteJson::write_json(&self.url, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExternalDocumentation {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExternalDocumentation {
@@ -860,96 +1095,57 @@ impl<'de> ::serde::Deserialize<'de> for ExternalDocumentation {
 /// JSONSchemaProps is a JSON-Schema following Specification Draft 4 (http://json-schema.org/).
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JSONSchemaProps {
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub id: Option<String>,
-    #[serde(rename = "$schema", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub schema: Option<String>,
-    #[serde(rename = "$ref", skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub description: Option<String>,
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// format is an OpenAPI v3 format string. Unknown formats are ignored. The following formats are validated:
     ///
     /// - bsonobjectid: a bson object ID, i.e. a 24 characters hex string - uri: an URI as parsed by Golang net/url.ParseRequestURI - email: an email address as parsed by Golang net/mail.ParseAddress - hostname: a valid representation for an Internet host name, as defined by RFC 1034, section 3.1 [RFC1034]. - ipv4: an IPv4 IP as parsed by Golang net.ParseIP - ipv6: an IPv6 IP as parsed by Golang net.ParseIP - cidr: a CIDR as parsed by Golang net.ParseCIDR - mac: a MAC address as parsed by Golang net.ParseMAC - uuid: an UUID that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$ - uuid3: an UUID3 that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$ - uuid4: an UUID4 that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$ - uuid5: an UUID5 that allows uppercase defined by the regex (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$ - isbn: an ISBN10 or ISBN13 number string like "0321751043" or "978-0321751041" - isbn10: an ISBN10 number string like "0321751043" - isbn13: an ISBN13 number string like "978-0321751041" - creditcard: a credit card number defined by the regex ^(?:4[0-9]{12}(?:[0-9]{3})?|5[1-5][0-9]{14}|6(?:011|5[0-9][0-9])[0-9]{12}|3[47][0-9]{13}|3(?:0[0-5]|[68][0-9])[0-9]{11}|(?:2131|1800|35\\d{3})\\d{11})$ with any non digit characters mixed in - ssn: a U.S. social security number following the regex ^\\d{3}[- ]?\\d{2}[- ]?\\d{4}$ - hexcolor: an hexadecimal color code like "#FFFFFF: following the regex ^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$ - rgbcolor: an RGB color code like rgb like "rgb(255,255,2559" - byte: base64 encoded binary data - password: any kind of string - date: a date string like "2006-01-02" as defined by full-date in RFC3339 - duration: a duration string like "22 ns" as parsed by Golang time.ParseDuration or compatible with Scala duration format - datetime: a date time string like "2014-12-15T19:30:20.000Z" as defined by date-time in RFC3339.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub format: Option<String>,
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub title: Option<String>,
     /// default is a default value for undefined object fields. Defaulting is a beta feature under the CustomResourceDefaulting feature gate. Defaulting requires spec.preserveUnknownFields to be false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<::kapi_apimachinery::Json>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub maximum: Option<f64>,
-    #[serde(rename = "exclusiveMaximum", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub exclusive_maximum: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub minimum: Option<f64>,
-    #[serde(rename = "exclusiveMinimum", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub exclusive_minimum: Option<bool>,
-    #[serde(rename = "maxLength", skip_serializing_if = "Option::is_none")]
     pub max_length: Option<i64>,
-    #[serde(rename = "minLength", skip_serializing_if = "Option::is_none")]
     pub min_length: Option<i64>,
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub pattern: Option<String>,
-    #[serde(rename = "maxItems", skip_serializing_if = "Option::is_none")]
     pub max_items: Option<i64>,
-    #[serde(rename = "minItems", skip_serializing_if = "Option::is_none")]
     pub min_items: Option<i64>,
-    #[serde(rename = "uniqueItems", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub unique_items: Option<bool>,
-    #[serde(rename = "multipleOf", skip_serializing_if = "Option::is_none")]
     pub multiple_of: Option<f64>,
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub r#enum: Vec<::kapi_apimachinery::Json>,
-    #[serde(rename = "maxProperties", skip_serializing_if = "Option::is_none")]
     pub max_properties: Option<i64>,
-    #[serde(rename = "minProperties", skip_serializing_if = "Option::is_none")]
     pub min_properties: Option<i64>,
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub required: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<::kapi_apimachinery::JsonSchemaPropsOrArray<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps>>,
     /// +listType=atomic
-    #[serde(rename = "allOf", skip_serializing_if = "Vec::is_empty")]
     pub all_of: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps>,
     /// +listType=atomic
-    #[serde(rename = "oneOf", skip_serializing_if = "Vec::is_empty")]
     pub one_of: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps>,
     /// +listType=atomic
-    #[serde(rename = "anyOf", skip_serializing_if = "Vec::is_empty")]
     pub any_of: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub not: Option<Box<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps>>,
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub properties: ::std::collections::BTreeMap<String, crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps>,
-    #[serde(rename = "additionalProperties", skip_serializing_if = "Option::is_none")]
     pub additional_properties: Option<::kapi_apimachinery::JsonSchemaPropsOrBool<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps>>,
-    #[serde(rename = "patternProperties", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub pattern_properties: ::std::collections::BTreeMap<String, crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps>,
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub dependencies: ::std::collections::BTreeMap<String, ::kapi_apimachinery::JsonSchemaPropsOrStringArray<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps>>,
-    #[serde(rename = "additionalItems", skip_serializing_if = "Option::is_none")]
     pub additional_items: Option<::kapi_apimachinery::JsonSchemaPropsOrBool<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps>>,
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub definitions: ::std::collections::BTreeMap<String, crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps>,
-    #[serde(rename = "externalDocs", skip_serializing_if = "Option::is_none")]
     pub external_docs: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub example: Option<::kapi_apimachinery::Json>,
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub nullable: Option<bool>,
     /// x-kubernetes-preserve-unknown-fields stops the API server decoding step from pruning fields which are not specified in the validation schema. This affects fields recursively, but switches back to normal pruning behaviour if nested properties or additionalProperties are specified in the schema. This can either be true or undefined. False is forbidden.
-    #[serde(rename = "x-kubernetes-preserve-unknown-fields", skip_serializing_if = "Option::is_none")]
     pub x_kubernetes_preserve_unknown_fields: Option<bool>,
     /// x-kubernetes-embedded-resource defines that the value is an embedded Kubernetes runtime.Object, with TypeMeta and ObjectMeta. The type must be object. It is allowed to further restrict the embedded object. kind, apiVersion and metadata are validated automatically. x-kubernetes-preserve-unknown-fields is allowed to be true, but does not have to be if the object is fully specified (up to kind, apiVersion, metadata).
-    #[serde(rename = "x-kubernetes-embedded-resource", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub x_kubernetes_embedded_resource: Option<bool>,
     /// x-kubernetes-int-or-string specifies that this value is either an integer or a string. If this is true, an empty type is allowed and type as child of anyOf is permitted if following one of the following patterns:
     ///
@@ -961,14 +1157,12 @@ pub struct JSONSchemaProps {
     ///      - type: integer
     ///      - type: string
     ///    - ... zero or more
-    #[serde(rename = "x-kubernetes-int-or-string", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub x_kubernetes_int_or_string: Option<bool>,
     /// x-kubernetes-list-map-keys annotates an array with the x-kubernetes-list-type `map` by specifying the keys used as the index of the map.
     ///
     /// This tag MUST only be used on lists that have the "x-kubernetes-list-type" extension set to "map". Also, the values specified for this attribute must be a scalar typed field of the child structure (no nesting is supported).
     ///
     /// The properties specified must either be required or have a default value, to ensure those properties are present for all list items.
-    #[serde(rename = "x-kubernetes-list-map-keys", skip_serializing_if = "Vec::is_empty")]
     pub x_kubernetes_list_map_keys: Vec<String>,
     /// x-kubernetes-list-type annotates an array to further describe its topology. This extension must only be used on lists and may have 3 possible values:
     ///
@@ -984,7 +1178,6 @@ pub struct JSONSchemaProps {
     ///      used to identify them. Order is preserved upon merge. The map tag
     ///      must only be used on a list with elements of type object.
     /// Defaults to atomic for arrays.
-    #[serde(rename = "x-kubernetes-list-type", skip_serializing_if = "Option::is_none")]
     pub x_kubernetes_list_type: Option<String>,
     /// x-kubernetes-map-type annotates an object to further describe its topology. This extension must only be used when type is object and may have 2 possible values:
     ///
@@ -994,11 +1187,66 @@ pub struct JSONSchemaProps {
     ///      the default behaviour for all maps.
     /// 2) `atomic`: the list is treated as a single entity, like a scalar.
     ///      Atomic maps will be entirely replaced when updated.
-    #[serde(rename = "x-kubernetes-map-type", skip_serializing_if = "Option::is_none")]
     pub x_kubernetes_map_type: Option<String>,
     /// x-kubernetes-validations describes a list of validation rules written in the CEL expression language.
-    #[serde(rename = "x-kubernetes-validations", skip_serializing_if = "Vec::is_empty")]
     pub x_kubernetes_validations: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for JSONSchemaProps {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.id) { w.field("id"); ::kapi_apimachinery::write::WriteJson::write_json(&self.id, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.schema) { w.field("$schema"); ::kapi_apimachinery::write::WriteJson::write_json(&self.schema, w); }
+        if !Option::is_none(&self.r#ref) { w.field("$ref"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#ref, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.description) { w.field("description"); ::kapi_apimachinery::write::WriteJson::write_json(&self.description, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.format) { w.field("format"); ::kapi_apimachinery::write::WriteJson::write_json(&self.format, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.title) { w.field("title"); ::kapi_apimachinery::write::WriteJson::write_json(&self.title, w); }
+        if !Option::is_none(&self.default) { w.field("default"); ::kapi_apimachinery::write::WriteJson::write_json(&self.default, w); }
+        if !Option::is_none(&self.maximum) { w.field("maximum"); ::kapi_apimachinery::write::WriteJson::write_json(&self.maximum, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.exclusive_maximum) { w.field("exclusiveMaximum"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exclusive_maximum, w); }
+        if !Option::is_none(&self.minimum) { w.field("minimum"); ::kapi_apimachinery::write::WriteJson::write_json(&self.minimum, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.exclusive_minimum) { w.field("exclusiveMinimum"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exclusive_minimum, w); }
+        if !Option::is_none(&self.max_length) { w.field("maxLength"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_length, w); }
+        if !Option::is_none(&self.min_length) { w.field("minLength"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_length, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.pattern) { w.field("pattern"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pattern, w); }
+        if !Option::is_none(&self.max_items) { w.field("maxItems"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_items, w); }
+        if !Option::is_none(&self.min_items) { w.field("minItems"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_items, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.unique_items) { w.field("uniqueItems"); ::kapi_apimachinery::write::WriteJson::write_json(&self.unique_items, w); }
+        if !Option::is_none(&self.multiple_of) { w.field("multipleOf"); ::kapi_apimachinery::write::WriteJson::write_json(&self.multiple_of, w); }
+        if !Vec::is_empty(&self.r#enum) { w.field("enum"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#enum, w); }
+        if !Option::is_none(&self.max_properties) { w.field("maxProperties"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_properties, w); }
+        if !Option::is_none(&self.min_properties) { w.field("minProperties"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_properties, w); }
+        if !Vec::is_empty(&self.required) { w.field("required"); ::kapi_apimachinery::write::WriteJson::write_json(&self.required, w); }
+        if !Option::is_none(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        if !Vec::is_empty(&self.all_of) { w.field("allOf"); ::kapi_apimachinery::write::WriteJson::write_json(&self.all_of, w); }
+        if !Vec::is_empty(&self.one_of) { w.field("oneOf"); ::kapi_apimachinery::write::WriteJson::write_json(&self.one_of, w); }
+        if !Vec::is_empty(&self.any_of) { w.field("anyOf"); ::kapi_apimachinery::write::WriteJson::write_json(&self.any_of, w); }
+        if !Option::is_none(&self.not) { w.field("not"); ::kapi_apimachinery::write::WriteJson::write_json(&self.not, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.properties) { w.field("properties"); ::kapi_apimachinery::write::WriteJson::write_json(&self.properties, w); }
+        if !Option::is_none(&self.additional_properties) { w.field("additionalProperties"); ::kapi_apimachinery::write::WriteJson::write_json(&self.additional_properties, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.pattern_properties) { w.field("patternProperties"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pattern_properties, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.dependencies) { w.field("dependencies"); ::kapi_apimachinery::write::WriteJson::write_json(&self.dependencies, w); }
+        if !Option::is_none(&self.additional_items) { w.field("additionalItems"); ::kapi_apimachinery::write::WriteJson::write_json(&self.additional_items, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.definitions) { w.field("definitions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.definitions, w); }
+        if !Option::is_none(&self.external_docs) { w.field("externalDocs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.external_docs, w); }
+        if !Option::is_none(&self.example) { w.field("example"); ::kapi_apimachinery::write::WriteJson::write_json(&self.example, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.nullable) { w.field("nullable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.nullable, w); }
+        if !Option::is_none(&self.x_kubernetes_preserve_unknown_fields) { w.field("x-kubernetes-preserve-unknown-fields"); ::kapi_apimachinery::write::WriteJson::write_json(&self.x_kubernetes_preserve_unknown_fields, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.x_kubernetes_embedded_resource) { w.field("x-kubernetes-embedded-resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.x_kubernetes_embedded_resource, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.x_kubernetes_int_or_string) { w.field("x-kubernetes-int-or-string"); ::kapi_apimachinery::write::WriteJson::write_json(&self.x_kubernetes_int_or_string, w); }
+        if !Vec::is_empty(&self.x_kubernetes_list_map_keys) { w.field("x-kubernetes-list-map-keys"); ::kapi_apimachinery::write::WriteJson::write_json(&self.x_kubernetes_list_map_keys, w); }
+        if !Option::is_none(&self.x_kubernetes_list_type) { w.field("x-kubernetes-list-type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.x_kubernetes_list_type, w); }
+        if !Option::is_none(&self.x_kubernetes_map_type) { w.field("x-kubernetes-map-type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.x_kubernetes_map_type, w); }
+        if !Vec::is_empty(&self.x_kubernetes_validations) { w.field("x-kubernetes-validations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.x_kubernetes_validations, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for JSONSchemaProps {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for JSONSchemaProps {
@@ -1116,11 +1364,24 @@ impl<'de> ::serde::Deserialize<'de> for JSONSchemaProps {
 /// SelectableField specifies the JSON path of a field that may be used with field selectors.
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.SelectableField` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.SelectableField`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelectableField {
     /// jsonPath is a simple JSON path which is evaluated against each custom resource to produce a field selector value. Only JSON paths without the array notation are allowed. Must point to a field of type string, boolean or integer. Types with enum values and strings with formats are allowed. If jsonPath refers to absent field in a resource, the jsonPath evaluates to an empty string. Must not point to metdata fields. Required.
-    #[serde(rename = "jsonPath")]
     pub json_path: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelectableField {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("jsonPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.json_path, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelectableField {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelectableField {
@@ -1152,18 +1413,33 @@ impl<'de> ::serde::Deserialize<'de> for SelectableField {
 /// ServiceReference holds a reference to Service.legacy.k8s.io
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ServiceReference` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ServiceReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceReference {
     /// namespace is the namespace of the service. Required
     pub namespace: String,
     /// name is the name of the service. Required
     pub name: String,
     /// path is an optional URL path at which the webhook will be contacted.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// port is an optional service port at which the webhook will be contacted. `port` should be a valid port number (1-65535, inclusive). Defaults to 443 for backward compatibility.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w);
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        if !Option::is_none(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        if !Option::is_none(&self.port) { w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceReference {
@@ -1201,7 +1477,7 @@ impl<'de> ::serde::Deserialize<'de> for ServiceReference {
 /// ValidationRule describes a validation rule written in the CEL expression language.
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ValidationRule` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.ValidationRule`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidationRule {
     /// Rule represents the expression which will be evaluated by CEL. ref: https://github.com/google/cel-spec The Rule is scoped to the location of the x-kubernetes-validations extension in the schema. The `self` variable in the CEL expression is bound to the scoped value. Example: - Rule scoped to the root of a resource with a status subresource: {"rule": "self.status.actual <= self.spec.maxDesired"}
     ///
@@ -1238,16 +1514,12 @@ pub struct ValidationRule {
     /// Transition rules by default are applied only on UPDATE requests and are skipped if an old value could not be found. You can opt a transition rule into unconditional evaluation by setting `optionalOldSelf` to true.
     pub rule: String,
     /// Message represents the message displayed when validation fails. The message is required if the Rule contains line breaks. The message must not contain line breaks. If unset, the message is "failed rule: {Rule}". e.g. "must be a URL with the host matching spec.host"
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// MessageExpression declares a CEL expression that evaluates to the validation failure message that is returned when this rule fails. Since messageExpression is used as a failure message, it must evaluate to a string. If both message and messageExpression are present on a rule, then messageExpression will be used if validation fails. If messageExpression results in a runtime error, the runtime error is logged, and the validation failure message is produced as if the messageExpression field were unset. If messageExpression evaluates to an empty string, a string with only spaces, or a string that contains line breaks, then the validation failure message will also be produced as if the messageExpression field were unset, and the fact that messageExpression produced an empty string/string with only spaces/string with line breaks will be logged. messageExpression has access to all the same variables as the rule; the only difference is the return type. Example: "x must be less than max ("+string(self.max)+")"
-    #[serde(rename = "messageExpression", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message_expression: Option<String>,
     /// reason provides a machine-readable validation failure reason that is returned to the caller when a request fails this validation rule. The HTTP status code returned to the caller will match the reason of the reason of the first failed validation rule. The currently supported reasons are: "FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate". If not set, default to use "FieldValueInvalid". All future added reasons must be accepted by clients when reading this value and unknown reasons should be treated as FieldValueInvalid.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// fieldPath represents the field path returned when the validation fails. It must be a relative JSON path (i.e. with array notation) scoped to the location of this x-kubernetes-validations extension in the schema and refer to an existing field. e.g. when validation checks if a specific attribute `foo` under a map `testMap`, the fieldPath could be set to `.testMap.foo` If the validation checks two lists must have unique attributes, the fieldPath could be set to either of the list: e.g. `.testList` It does not support list numeric index. It supports child operation to refer to an existing field currently. Refer to [JSONPath support in Kubernetes](https://kubernetes.io/docs/reference/kubectl/jsonpath/) for more info. Numeric index of array is not supported. For field name which contains special characters, use `['specialName']` to refer the field name. e.g. for attribute `foo.34$` appears in a list `testList`, the fieldPath could be set to `.testList['foo.34$']`
-    #[serde(rename = "fieldPath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_path: Option<String>,
     /// optionalOldSelf is used to opt a transition rule into evaluation even when the object is first created, or if the old object is missing the value.
     ///
@@ -1256,8 +1528,26 @@ pub struct ValidationRule {
     /// You may check for presence of oldSelf using `oldSelf.hasValue()` and unwrap it after checking using `oldSelf.value()`. Check the CEL documentation for Optional types for more information: https://pkg.go.dev/github.com/google/cel-go/cel#OptionalTypes
     ///
     /// May not be set unless `oldSelf` is used in `rule`.
-    #[serde(rename = "optionalOldSelf", skip_serializing_if = "Option::is_none")]
     pub optional_old_self: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidationRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("rule"); ::kapi_apimachinery::write::WriteJson::write_json(&self.rule, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message_expression) { w.field("messageExpression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message_expression, w); }
+        if !Option::is_none(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.field_path) { w.field("fieldPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_path, w); }
+        if !Option::is_none(&self.optional_old_self) { w.field("optionalOldSelf"); ::kapi_apimachinery::write::WriteJson::write_json(&self.optional_old_self, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidationRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidationRule {
@@ -1299,7 +1589,7 @@ impl<'de> ::serde::Deserialize<'de> for ValidationRule {
 /// WebhookClientConfig contains the information to make a TLS connection with the webhook.
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WebhookClientConfig {
     /// url gives the location of the webhook, in standard URL form (`scheme://host:port/path`). Exactly one of `url` or `service` must be specified.
     ///
@@ -1312,16 +1602,29 @@ pub struct WebhookClientConfig {
     /// A path is optional, and if present may be any string permissible in a URL. You may use the path to pass an arbitrary string to the webhook, for example, a cluster identifier.
     ///
     /// Attempting to use a user or basic auth e.g. "user:password@" is not allowed. Fragments ("#...") and query parameters ("?...") are not allowed, either.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// service is a reference to the service for this webhook. Either service or url must be specified.
     ///
     /// If the webhook is running within the cluster, then you should use `service`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::ServiceReference>,
     /// caBundle is a PEM encoded CA bundle which will be used to validate the webhook's server certificate. If unspecified, system trust roots on the apiserver are used.
-    #[serde(rename = "caBundle", skip_serializing_if = "::kapi_apimachinery::go::bytes_opt_is_empty", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub ca_bundle: Option<Vec<u8>>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for WebhookClientConfig {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.url) { w.field("url"); ::kapi_apimachinery::write::WriteJson::write_json(&self.url, w); }
+        if !Option::is_none(&self.service) { w.field("service"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service, w); }
+        if !::kapi_apimachinery::go::bytes_opt_is_empty(&self.ca_bundle) { w.field("caBundle"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.ca_bundle, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for WebhookClientConfig {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for WebhookClientConfig {
@@ -1357,14 +1660,27 @@ impl<'de> ::serde::Deserialize<'de> for WebhookClientConfig {
 /// WebhookConversion describes how to call a conversion webhook
 ///
 /// Generated from `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookConversion` (proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.WebhookConversion`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WebhookConversion {
     /// clientConfig is the instructions for how to call the webhook if strategy is `Webhook`.
-    #[serde(rename = "clientConfig", skip_serializing_if = "Option::is_none")]
     pub client_config: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig>,
     /// conversionReviewVersions is an ordered list of preferred `ConversionReview` versions the Webhook expects. The API server will use the first version in the list which it supports. If none of the versions specified in this list are supported by API server, conversion will fail for the custom resource. If a persisted Webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail.
-    #[serde(rename = "conversionReviewVersions", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub conversion_review_versions: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for WebhookConversion {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.client_config) { w.field("clientConfig"); ::kapi_apimachinery::write::WriteJson::write_json(&self.client_config, w); }
+        w.field("conversionReviewVersions"); ::kapi_apimachinery::go::vec_or_null(&self.conversion_review_versions, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for WebhookConversion {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for WebhookConversion {

@@ -3,21 +3,34 @@
 /// ConversionRequest describes the conversion request parameters.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.ConversionRequest`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConversionRequest {
     /// uid is an identifier for the individual request/response. It allows distinguishing instances of requests which are
     /// otherwise identical (parallel requests, etc).
     /// The UID is meant to track the round trip (request/response) between the Kubernetes API server and the webhook, not the user request.
     /// It is suitable for correlating log entries between the webhook and apiserver, for either auditing or debugging.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub uid: Option<String>,
     /// desiredAPIVersion is the version to convert given objects to. e.g. "myapi.example.com/v1"
-    #[serde(rename = "desiredAPIVersion", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub desired_api_version: Option<String>,
     /// objects is the list of custom resource objects to be converted.
     /// +listType=atomic
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub objects: Vec<::kapi_apimachinery::RawExtension>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ConversionRequest {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("uid"); ::kapi_apimachinery::go::opt_or_default(&self.uid, w);
+        w.field("desiredAPIVersion"); ::kapi_apimachinery::go::opt_or_default(&self.desired_api_version, w);
+        w.field("objects"); ::kapi_apimachinery::go::vec_or_null(&self.objects, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ConversionRequest {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ConversionRequest {
@@ -53,26 +66,39 @@ impl<'de> ::serde::Deserialize<'de> for ConversionRequest {
 /// ConversionResponse describes a conversion response.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.ConversionResponse`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConversionResponse {
     /// uid is an identifier for the individual request/response.
     /// This should be copied over from the corresponding `request.uid`.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub uid: Option<String>,
     /// convertedObjects is the list of converted version of `request.objects` if the `result` is successful, otherwise empty.
     /// The webhook is expected to set `apiVersion` of these objects to the `request.desiredAPIVersion`. The list
     /// must also have the same size as the input list with the same objects in the same order (equal kind, metadata.uid, metadata.name and metadata.namespace).
     /// The webhook is allowed to mutate labels and annotations. Any other change to the metadata is silently ignored.
     /// +listType=atomic
-    #[serde(rename = "convertedObjects", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub converted_objects: Vec<::kapi_apimachinery::RawExtension>,
     /// result contains the result of conversion with extra details if the conversion failed. `result.status` determines if
     /// the conversion failed or succeeded. The `result.status` field is required and represents the success or failure of the
     /// conversion. A successful conversion must set `result.status` to `Success`. A failed conversion must set
     /// `result.status` to `Failure` and provide more details in `result.message` and return http status 200. The `result.message`
     /// will be used to construct an error message for the end user.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub result: Option<crate::apimachinery::pkg::apis::meta::v1::Status>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ConversionResponse {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("uid"); ::kapi_apimachinery::go::opt_or_default(&self.uid, w);
+        w.field("convertedObjects"); ::kapi_apimachinery::go::vec_or_null(&self.converted_objects, w);
+        w.field("result"); ::kapi_apimachinery::go::opt_or_default(&self.result, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ConversionResponse {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ConversionResponse {
@@ -108,22 +134,35 @@ impl<'de> ::serde::Deserialize<'de> for ConversionResponse {
 /// ConversionReview describes a conversion request/response.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.ConversionReview`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConversionReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// request describes the attributes for the conversion request.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::ConversionRequest>,
     /// response describes the attributes for the conversion response.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub response: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::ConversionResponse>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ConversionReview {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.request) { w.field("request"); ::kapi_apimachinery::write::WriteJson::write_json(&self.request, w); }
+        if !Option::is_none(&self.response) { w.field("response"); ::kapi_apimachinery::write::WriteJson::write_json(&self.response, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ConversionReview {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ConversionReview {
@@ -161,35 +200,48 @@ impl<'de> ::serde::Deserialize<'de> for ConversionReview {
 /// CustomResourceColumnDefinition specifies a column for server side printing.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceColumnDefinition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceColumnDefinition {
     /// name is a human readable name for the column.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// type is an OpenAPI type definition for this column.
     /// See https://github.com/OAI/OpenAPI-Specification/blob/master/versions/2.0.md#data-types for details.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// format is an optional OpenAPI type definition for this column. The 'name' format is applied
     /// to the primary identifier column to assist in clients identifying column is the resource name.
     /// See https://github.com/OAI/OpenAPI-Specification/blob/master/versions/2.0.md#data-types for details.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub format: Option<String>,
     /// description is a human readable description of this column.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub description: Option<String>,
     /// priority is an integer defining the relative importance of this column compared to others. Lower
     /// numbers are considered higher priority. Columns that may be omitted in limited space scenarios
     /// should be given a priority greater than 0.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub priority: Option<i32>,
     /// JSONPath is a simple JSON path (i.e. with array notation) which is evaluated against
     /// each custom resource to produce the value for this column.
-    #[serde(rename = "JSONPath", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub json_path: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceColumnDefinition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        w.field("type"); ::kapi_apimachinery::go::opt_or_default(&self.r#type, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.format) { w.field("format"); ::kapi_apimachinery::write::WriteJson::write_json(&self.format, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.description) { w.field("description"); ::kapi_apimachinery::write::WriteJson::write_json(&self.description, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.priority) { w.field("priority"); ::kapi_apimachinery::write::WriteJson::write_json(&self.priority, w); }
+        w.field("JSONPath"); ::kapi_apimachinery::go::opt_or_default(&self.json_path, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceColumnDefinition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceColumnDefinition {
@@ -231,18 +283,16 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceColumnDefinition {
 /// CustomResourceConversion describes how to convert different versions of a CR.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceConversion`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceConversion {
     /// strategy specifies how custom resources are converted between versions. Allowed values are:
     /// - `None`: The converter only change the apiVersion and would not touch any other field in the custom resource.
     /// - `Webhook`: API Server will call to an external webhook to do the conversion. Additional information
     ///   is needed for this option. This requires spec.preserveUnknownFields to be false, and spec.conversion.webhookClientConfig to be set.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub strategy: Option<String>,
     /// webhookClientConfig is the instructions for how to call the webhook if strategy is `Webhook`.
     /// Required when `strategy` is set to `Webhook`.
     /// +optional
-    #[serde(rename = "webhookClientConfig", skip_serializing_if = "Option::is_none")]
     pub webhook_client_config: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::WebhookClientConfig>,
     /// conversionReviewVersions is an ordered list of preferred `ConversionReview`
     /// versions the Webhook expects. The API server will use the first version in
@@ -253,8 +303,23 @@ pub struct CustomResourceConversion {
     /// Defaults to `["v1beta1"]`.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "conversionReviewVersions", skip_serializing_if = "Vec::is_empty")]
     pub conversion_review_versions: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceConversion {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("strategy"); ::kapi_apimachinery::go::opt_or_default(&self.strategy, w);
+        if !Option::is_none(&self.webhook_client_config) { w.field("webhookClientConfig"); ::kapi_apimachinery::write::WriteJson::write_json(&self.webhook_client_config, w); }
+        if !Vec::is_empty(&self.conversion_review_versions) { w.field("conversionReviewVersions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conversion_review_versions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceConversion {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceConversion {
@@ -292,26 +357,39 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceConversion {
 /// Deprecated in v1.16, planned for removal in v1.22. Use apiextensions.k8s.io/v1 CustomResourceDefinition instead.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinition {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec describes how the user wants the resources to appear
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceDefinitionSpec>,
     /// status indicates the actual state of the CustomResourceDefinition
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceDefinitionStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceDefinition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceDefinition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinition {
@@ -351,34 +429,47 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinition {
 /// CustomResourceDefinitionCondition contains details for the current condition of this pod.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionCondition {
     /// type is the type of the condition. Types include Established, NamesAccepted and Terminating.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// status is the status of the condition.
     /// Can be True, False, Unknown.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// lastTransitionTime last time the condition transitioned from one status to another.
     /// +optional
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// reason is a unique, one-word, CamelCase reason for the condition's last transition.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// message is a human-readable message indicating details about last transition.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// observedGeneration represents the .metadata.generation that the condition was set based upon.
     /// For instance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is 9, the condition is out of date
     /// with respect to the current state of the instance.
     /// +featureGate=CRDObservedGenerationTracking
     /// +optional
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceDefinitionCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::go::opt_or_default(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceDefinitionCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionCondition {
@@ -420,22 +511,35 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinitionCondition {
 /// CustomResourceDefinitionList is a list of CustomResourceDefinition objects.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items list individual CustomResourceDefinition objects
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceDefinition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceDefinitionList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceDefinitionList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionList {
@@ -473,40 +577,53 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinitionList {
 /// CustomResourceDefinitionNames indicates the names to serve this CustomResourceDefinition
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionNames`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionNames {
     /// plural is the plural name of the resource to serve.
     /// The custom resources are served under `/apis/<group>/<version>/.../<plural>`.
     /// Must match the name of the CustomResourceDefinition (in the form `<names.plural>.<group>`).
     /// Must be all lowercase.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub plural: Option<String>,
     /// singular is the singular name of the resource. It must be all lowercase. Defaults to lowercased `kind`.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub singular: Option<String>,
     /// shortNames are short names for the resource, exposed in API discovery documents,
     /// and used by clients to support invocations like `kubectl get <shortname>`.
     /// It must be all lowercase.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "shortNames", skip_serializing_if = "Vec::is_empty")]
     pub short_names: Vec<String>,
     /// kind is the serialized kind of the resource. It is normally CamelCase and singular.
     /// Custom resource instances will use this value as the `kind` attribute in API calls.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kind: Option<String>,
     /// listKind is the serialized kind of the list for this resource. Defaults to "`kind`List".
     /// +optional
-    #[serde(rename = "listKind", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub list_kind: Option<String>,
     /// categories is a list of grouped resources this custom resource belongs to (e.g. 'all').
     /// This is published in API discovery documents, and used by clients to support invocations like
     /// `kubectl get all`.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub categories: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceDefinitionNames {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("plural"); ::kapi_apimachinery::go::opt_or_default(&self.plural, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.singular) { w.field("singular"); ::kapi_apimachinery::write::WriteJson::write_json(&self.singular, w); }
+        if !Vec::is_empty(&self.short_names) { w.field("shortNames"); ::kapi_apimachinery::write::WriteJson::write_json(&self.short_names, w); }
+        w.field("kind"); ::kapi_apimachinery::go::opt_or_default(&self.kind, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.list_kind) { w.field("listKind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.list_kind, w); }
+        if !Vec::is_empty(&self.categories) { w.field("categories"); ::kapi_apimachinery::write::WriteJson::write_json(&self.categories, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceDefinitionNames {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionNames {
@@ -548,12 +665,11 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinitionNames {
 /// CustomResourceDefinitionSpec describes how a user wants their resource to appear
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionSpec {
     /// group is the API group of the defined custom resource.
     /// The custom resources are served under `/apis/<group>/...`.
     /// Must match the name of the CustomResourceDefinition (in the form `<names.plural>.<group>`).
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub group: Option<String>,
     /// version is the API version of the defined custom resource.
     /// The custom resources are served under `/apis/<group>/<version>/...`.
@@ -561,26 +677,21 @@ pub struct CustomResourceDefinitionSpec {
     /// Optional if `versions` is specified.
     /// Deprecated: use `versions` instead.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub version: Option<String>,
     /// names specify the resource and kind names for the custom resource.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub names: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceDefinitionNames>,
     /// scope indicates whether the defined custom resource is cluster- or namespace-scoped.
     /// Allowed values are `Cluster` and `Namespaced`. Default is `Namespaced`.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub scope: Option<String>,
     /// validation describes the schema used for validation and pruning of the custom resource.
     /// If present, this validation schema is used to validate all versions.
     /// Top-level and per-version schemas are mutually exclusive.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub validation: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceValidation>,
     /// subresources specify what subresources the defined custom resource has.
     /// If present, this field configures subresources for all versions.
     /// Top-level and per-version subresources are mutually exclusive.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subresources: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceSubresources>,
     /// versions is the list of all API versions of the defined custom resource.
     /// Optional if `version` is specified.
@@ -594,7 +705,6 @@ pub struct CustomResourceDefinitionSpec {
     /// v10, v2, v1, v11beta2, v10beta3, v3beta1, v12alpha1, v11alpha2, foo1, foo10.
     /// +optional
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceDefinitionVersion>,
     /// additionalPrinterColumns specifies additional columns returned in Table output.
     /// See https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-tables for details.
@@ -603,7 +713,6 @@ pub struct CustomResourceDefinitionSpec {
     /// If no top-level or per-version columns are specified, a single column displaying the age of the custom resource is used.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "additionalPrinterColumns", skip_serializing_if = "Vec::is_empty")]
     pub additional_printer_columns: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceColumnDefinition>,
     /// selectableFields specifies paths to fields that may be used as field selectors.
     /// See https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors
@@ -611,11 +720,9 @@ pub struct CustomResourceDefinitionSpec {
     /// +featureGate=CustomResourceFieldSelectors
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "selectableFields", skip_serializing_if = "Vec::is_empty")]
     pub selectable_fields: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::SelectableField>,
     /// conversion defines conversion settings for the CRD.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conversion: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceConversion>,
     /// preserveUnknownFields indicates that object fields which are not specified
     /// in the OpenAPI schema should be preserved when persisting to storage.
@@ -626,8 +733,31 @@ pub struct CustomResourceDefinitionSpec {
     /// in the validation schema using the `x-kubernetes-preserve-unknown-fields: true` extension.
     /// See https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#field-pruning for details.
     /// +optional
-    #[serde(rename = "preserveUnknownFields", skip_serializing_if = "Option::is_none")]
     pub preserve_unknown_fields: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceDefinitionSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("group"); ::kapi_apimachinery::go::opt_or_default(&self.group, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.version) { w.field("version"); ::kapi_apimachinery::write::WriteJson::write_json(&self.version, w); }
+        w.field("names"); ::kapi_apimachinery::go::opt_or_default(&self.names, w);
+        w.field("scope"); ::kapi_apimachinery::go::opt_or_default(&self.scope, w);
+        if !Option::is_none(&self.validation) { w.field("validation"); ::kapi_apimachinery::write::WriteJson::write_json(&self.validation, w); }
+        if !Option::is_none(&self.subresources) { w.field("subresources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.subresources, w); }
+        if !Vec::is_empty(&self.versions) { w.field("versions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.versions, w); }
+        if !Vec::is_empty(&self.additional_printer_columns) { w.field("additionalPrinterColumns"); ::kapi_apimachinery::write::WriteJson::write_json(&self.additional_printer_columns, w); }
+        if !Vec::is_empty(&self.selectable_fields) { w.field("selectableFields"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selectable_fields, w); }
+        if !Option::is_none(&self.conversion) { w.field("conversion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conversion, w); }
+        if !Option::is_none(&self.preserve_unknown_fields) { w.field("preserveUnknownFields"); ::kapi_apimachinery::write::WriteJson::write_json(&self.preserve_unknown_fields, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceDefinitionSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionSpec {
@@ -679,18 +809,16 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinitionSpec {
 /// CustomResourceDefinitionStatus indicates the state of the CustomResourceDefinition
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionStatus {
     /// conditions indicate state for particular aspects of a CustomResourceDefinition
     /// +optional
     /// +listType=map
     /// +listMapKey=type
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub conditions: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceDefinitionCondition>,
     /// acceptedNames are the names that are actually being used to serve discovery.
     /// They may be different than the names in spec.
     /// +optional
-    #[serde(rename = "acceptedNames", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub accepted_names: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceDefinitionNames>,
     /// storedVersions lists all versions of CustomResources that were ever persisted. Tracking these
     /// versions allows a migration path for stored versions in etcd. The field is mutable
@@ -700,13 +828,28 @@ pub struct CustomResourceDefinitionStatus {
     /// Versions may not be removed from `spec.versions` while they exist in this list.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "storedVersions", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub stored_versions: Vec<String>,
     /// The generation observed by the CRD controller.
     /// +featureGate=CRDObservedGenerationTracking
     /// +optional
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceDefinitionStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("conditions"); ::kapi_apimachinery::go::vec_or_null(&self.conditions, w);
+        w.field("acceptedNames"); ::kapi_apimachinery::go::opt_or_default(&self.accepted_names, w);
+        w.field("storedVersions"); ::kapi_apimachinery::go::vec_or_null(&self.stored_versions, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceDefinitionStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionStatus {
@@ -744,43 +887,36 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinitionStatus {
 /// CustomResourceDefinitionVersion describes a version for CRD.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceDefinitionVersion`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceDefinitionVersion {
     /// name is the version name, e.g. “v1”, “v2beta1”, etc.
     /// The custom resources are served under this version at `/apis/<group>/<version>/...` if `served` is true.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// served is a flag enabling/disabling this version from being served via REST APIs
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub served: Option<bool>,
     /// storage indicates this version should be used when persisting custom resources to storage.
     /// There must be exactly one version with storage=true.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub storage: Option<bool>,
     /// deprecated indicates this version of the custom resource API is deprecated.
     /// When set to true, API requests to this version receive a warning header in the server response.
     /// Defaults to false.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub deprecated: Option<bool>,
     /// deprecationWarning overrides the default warning returned to API clients.
     /// May only be set when `deprecated` is true.
     /// The default warning indicates this version is deprecated and recommends use
     /// of the newest served version of equal or greater stability, if one exists.
     /// +optional
-    #[serde(rename = "deprecationWarning", skip_serializing_if = "Option::is_none")]
     pub deprecation_warning: Option<String>,
     /// schema describes the schema used for validation and pruning of this version of the custom resource.
     /// Top-level and per-version schemas are mutually exclusive.
     /// Per-version schemas must not all be set to identical values (top-level validation schema should be used instead).
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub schema: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceValidation>,
     /// subresources specify what subresources this version of the defined custom resource have.
     /// Top-level and per-version subresources are mutually exclusive.
     /// Per-version subresources must not all be set to identical values (top-level subresources should be used instead).
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subresources: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceSubresources>,
     /// additionalPrinterColumns specifies additional columns returned in Table output.
     /// See https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-tables for details.
@@ -789,7 +925,6 @@ pub struct CustomResourceDefinitionVersion {
     /// If no top-level or per-version columns are specified, a single column displaying the age of the custom resource is used.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "additionalPrinterColumns", skip_serializing_if = "Vec::is_empty")]
     pub additional_printer_columns: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceColumnDefinition>,
     /// selectableFields specifies paths to fields that may be used as field selectors.
     /// See https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors
@@ -797,8 +932,29 @@ pub struct CustomResourceDefinitionVersion {
     /// +featureGate=CustomResourceFieldSelectors
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "selectableFields", skip_serializing_if = "Vec::is_empty")]
     pub selectable_fields: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::SelectableField>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceDefinitionVersion {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        w.field("served"); ::kapi_apimachinery::go::opt_or_default(&self.served, w);
+        w.field("storage"); ::kapi_apimachinery::go::opt_or_default(&self.storage, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.deprecated) { w.field("deprecated"); ::kapi_apimachinery::write::WriteJson::write_json(&self.deprecated, w); }
+        if !Option::is_none(&self.deprecation_warning) { w.field("deprecationWarning"); ::kapi_apimachinery::write::WriteJson::write_json(&self.deprecation_warning, w); }
+        if !Option::is_none(&self.schema) { w.field("schema"); ::kapi_apimachinery::write::WriteJson::write_json(&self.schema, w); }
+        if !Option::is_none(&self.subresources) { w.field("subresources"); ::kapi_apimachinery::write::WriteJson::write_json(&self.subresources, w); }
+        if !Vec::is_empty(&self.additional_printer_columns) { w.field("additionalPrinterColumns"); ::kapi_apimachinery::write::WriteJson::write_json(&self.additional_printer_columns, w); }
+        if !Vec::is_empty(&self.selectable_fields) { w.field("selectableFields"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selectable_fields, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceDefinitionVersion {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionVersion {
@@ -846,20 +1002,18 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinitionVersion {
 /// CustomResourceSubresourceScale defines how to serve the scale subresource for CustomResources.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceSubresourceScale`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceSubresourceScale {
     /// specReplicasPath defines the JSON path inside of a custom resource that corresponds to Scale `spec.replicas`.
     /// Only JSON paths without the array notation are allowed.
     /// Must be a JSON Path under `.spec`.
     /// If there is no value under the given path in the custom resource, the `/scale` subresource will return an error on GET.
-    #[serde(rename = "specReplicasPath", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec_replicas_path: Option<String>,
     /// statusReplicasPath defines the JSON path inside of a custom resource that corresponds to Scale `status.replicas`.
     /// Only JSON paths without the array notation are allowed.
     /// Must be a JSON Path under `.status`.
     /// If there is no value under the given path in the custom resource, the `status.replicas` value in the `/scale` subresource
     /// will default to 0.
-    #[serde(rename = "statusReplicasPath", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status_replicas_path: Option<String>,
     /// labelSelectorPath defines the JSON path inside of a custom resource that corresponds to Scale `status.selector`.
     /// Only JSON paths without the array notation are allowed.
@@ -871,8 +1025,23 @@ pub struct CustomResourceSubresourceScale {
     /// If there is no value under the given path in the custom resource, the `status.selector` value in the `/scale`
     /// subresource will default to the empty string.
     /// +optional
-    #[serde(rename = "labelSelectorPath", skip_serializing_if = "Option::is_none")]
     pub label_selector_path: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceSubresourceScale {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("specReplicasPath"); ::kapi_apimachinery::go::opt_or_default(&self.spec_replicas_path, w);
+        w.field("statusReplicasPath"); ::kapi_apimachinery::go::opt_or_default(&self.status_replicas_path, w);
+        if !Option::is_none(&self.label_selector_path) { w.field("labelSelectorPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.label_selector_path, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceSubresourceScale {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceSubresourceScale {
@@ -912,8 +1081,21 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceSubresourceScale {
 /// * PUT/POST/PATCH requests to the custom resource ignore changes to the status stanza
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceSubresourceStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceSubresourceStatus {
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceSubresourceStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceSubresourceStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceSubresourceStatus {
@@ -943,19 +1125,32 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceSubresourceStatus {
 /// CustomResourceSubresources defines the status and scale subresources for CustomResources.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceSubresources`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceSubresources {
     /// status indicates the custom resource should serve a `/status` subresource.
     /// When enabled:
     /// 1. requests to the custom resource primary endpoint ignore changes to the `status` stanza of the object.
     /// 2. requests to the custom resource `/status` subresource ignore changes to anything other than the `status` stanza of the object.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceSubresourceStatus>,
     /// scale indicates the custom resource should serve a `/scale` subresource that returns an `autoscaling/v1` Scale object.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceSubresourceScale>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceSubresources {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        if !Option::is_none(&self.scale) { w.field("scale"); ::kapi_apimachinery::write::WriteJson::write_json(&self.scale, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceSubresources {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceSubresources {
@@ -989,12 +1184,25 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceSubresources {
 /// CustomResourceValidation is a list of validation methods for CustomResources.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceValidation`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CustomResourceValidation {
     /// openAPIV3Schema is the OpenAPI v3 schema to use for validation and pruning.
     /// +optional
-    #[serde(rename = "openAPIV3Schema", skip_serializing_if = "Option::is_none")]
     pub open_apiv3_schema: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::JSONSchemaProps>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CustomResourceValidation {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.open_apiv3_schema) { w.field("openAPIV3Schema"); ::kapi_apimachinery::write::WriteJson::write_json(&self.open_apiv3_schema, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CustomResourceValidation {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CustomResourceValidation {
@@ -1026,12 +1234,25 @@ impl<'de> ::serde::Deserialize<'de> for CustomResourceValidation {
 /// ExternalDocumentation allows referencing an external resource for extended documentation.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.ExternalDocumentation`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExternalDocumentation {
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub description: Option<String>,
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub url: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ExternalDocumentation {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.description) { w.field("description"); ::kapi_apimachinery::write::WriteJson::write_json(&self.description, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.url) { w.field("url"); ::kapi_apimachinery::write::WriteJson::write_json(&self.url, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ExternalDocumentation {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ExternalDocumentation {
@@ -1065,17 +1286,12 @@ impl<'de> ::serde::Deserialize<'de> for ExternalDocumentation {
 /// JSONSchemaProps is a JSON-Schema following Specification Draft 4 (http://json-schema.org/).
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JSONSchemaProps`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JSONSchemaProps {
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub id: Option<String>,
-    #[serde(rename = "$schema", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub schema: Option<String>,
-    #[serde(rename = "$ref", skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub description: Option<String>,
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// format is an OpenAPI v3 format string. Unknown formats are ignored. The following formats are validated:
     ///
@@ -1103,77 +1319,45 @@ pub struct JSONSchemaProps {
     /// - date: a date string like "2006-01-02" as defined by full-date in RFC3339
     /// - duration: a duration string like "22 ns" as parsed by Golang time.ParseDuration or compatible with Scala duration format
     /// - datetime: a date time string like "2014-12-15T19:30:20.000Z" as defined by date-time in RFC3339.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub format: Option<String>,
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub title: Option<String>,
     /// default is a default value for undefined object fields.
     /// Defaulting is a beta feature under the CustomResourceDefaulting feature gate.
     /// CustomResourceDefinitions with defaults must be created using the v1 (or newer) CustomResourceDefinition API.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<::kapi_apimachinery::Json>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub maximum: Option<f64>,
-    #[serde(rename = "exclusiveMaximum", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub exclusive_maximum: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub minimum: Option<f64>,
-    #[serde(rename = "exclusiveMinimum", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub exclusive_minimum: Option<bool>,
-    #[serde(rename = "maxLength", skip_serializing_if = "Option::is_none")]
     pub max_length: Option<i64>,
-    #[serde(rename = "minLength", skip_serializing_if = "Option::is_none")]
     pub min_length: Option<i64>,
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub pattern: Option<String>,
-    #[serde(rename = "maxItems", skip_serializing_if = "Option::is_none")]
     pub max_items: Option<i64>,
-    #[serde(rename = "minItems", skip_serializing_if = "Option::is_none")]
     pub min_items: Option<i64>,
-    #[serde(rename = "uniqueItems", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub unique_items: Option<bool>,
-    #[serde(rename = "multipleOf", skip_serializing_if = "Option::is_none")]
     pub multiple_of: Option<f64>,
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub r#enum: Vec<::kapi_apimachinery::Json>,
-    #[serde(rename = "maxProperties", skip_serializing_if = "Option::is_none")]
     pub max_properties: Option<i64>,
-    #[serde(rename = "minProperties", skip_serializing_if = "Option::is_none")]
     pub min_properties: Option<i64>,
     /// +listType=atomic
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub required: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<::kapi_apimachinery::JsonSchemaPropsOrArray<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::JSONSchemaProps>>,
     /// +listType=atomic
-    #[serde(rename = "allOf", skip_serializing_if = "Vec::is_empty")]
     pub all_of: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::JSONSchemaProps>,
     /// +listType=atomic
-    #[serde(rename = "oneOf", skip_serializing_if = "Vec::is_empty")]
     pub one_of: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::JSONSchemaProps>,
     /// +listType=atomic
-    #[serde(rename = "anyOf", skip_serializing_if = "Vec::is_empty")]
     pub any_of: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::JSONSchemaProps>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub not: Option<Box<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::JSONSchemaProps>>,
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub properties: ::std::collections::BTreeMap<String, crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::JSONSchemaProps>,
-    #[serde(rename = "additionalProperties", skip_serializing_if = "Option::is_none")]
     pub additional_properties: Option<::kapi_apimachinery::JsonSchemaPropsOrBool<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::JSONSchemaProps>>,
-    #[serde(rename = "patternProperties", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub pattern_properties: ::std::collections::BTreeMap<String, crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::JSONSchemaProps>,
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub dependencies: ::std::collections::BTreeMap<String, ::kapi_apimachinery::JsonSchemaPropsOrStringArray<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::JSONSchemaProps>>,
-    #[serde(rename = "additionalItems", skip_serializing_if = "Option::is_none")]
     pub additional_items: Option<::kapi_apimachinery::JsonSchemaPropsOrBool<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::JSONSchemaProps>>,
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub definitions: ::std::collections::BTreeMap<String, crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::JSONSchemaProps>,
-    #[serde(rename = "externalDocs", skip_serializing_if = "Option::is_none")]
     pub external_docs: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::ExternalDocumentation>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub example: Option<::kapi_apimachinery::Json>,
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub nullable: Option<bool>,
     /// x-kubernetes-preserve-unknown-fields stops the API server
     /// decoding step from pruning fields which are not specified
@@ -1181,7 +1365,6 @@ pub struct JSONSchemaProps {
     /// but switches back to normal pruning behaviour if nested
     /// properties or additionalProperties are specified in the schema.
     /// This can either be true or undefined. False is forbidden.
-    #[serde(rename = "x-kubernetes-preserve-unknown-fields", skip_serializing_if = "Option::is_none")]
     pub x_kubernetes_preserve_unknown_fields: Option<bool>,
     /// x-kubernetes-embedded-resource defines that the value is an
     /// embedded Kubernetes runtime.Object, with TypeMeta and
@@ -1190,7 +1373,6 @@ pub struct JSONSchemaProps {
     /// are validated automatically. x-kubernetes-preserve-unknown-fields
     /// is allowed to be true, but does not have to be if the object
     /// is fully specified (up to kind, apiVersion, metadata).
-    #[serde(rename = "x-kubernetes-embedded-resource", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub x_kubernetes_embedded_resource: Option<bool>,
     /// x-kubernetes-int-or-string specifies that this value is
     /// either an integer or a string. If this is true, an empty
@@ -1205,7 +1387,6 @@ pub struct JSONSchemaProps {
     ///      - type: integer
     ///      - type: string
     ///    - ... zero or more
-    #[serde(rename = "x-kubernetes-int-or-string", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub x_kubernetes_int_or_string: Option<bool>,
     /// x-kubernetes-list-map-keys annotates an array with the x-kubernetes-list-type `map` by specifying the keys used
     /// as the index of the map.
@@ -1219,7 +1400,6 @@ pub struct JSONSchemaProps {
     ///
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "x-kubernetes-list-map-keys", skip_serializing_if = "Vec::is_empty")]
     pub x_kubernetes_list_map_keys: Vec<String>,
     /// x-kubernetes-list-type annotates an array to further describe its topology.
     /// This extension must only be used on lists and may have 3 possible values:
@@ -1237,7 +1417,6 @@ pub struct JSONSchemaProps {
     ///      must only be used on a list with elements of type object.
     /// Defaults to atomic for arrays.
     /// +optional
-    #[serde(rename = "x-kubernetes-list-type", skip_serializing_if = "Option::is_none")]
     pub x_kubernetes_list_type: Option<String>,
     /// x-kubernetes-map-type annotates an object to further describe its topology.
     /// This extension must only be used when type is object and may have 2 possible values:
@@ -1249,15 +1428,70 @@ pub struct JSONSchemaProps {
     /// 2) `atomic`: the list is treated as a single entity, like a scalar.
     ///      Atomic maps will be entirely replaced when updated.
     /// +optional
-    #[serde(rename = "x-kubernetes-map-type", skip_serializing_if = "Option::is_none")]
     pub x_kubernetes_map_type: Option<String>,
     /// x-kubernetes-validations describes a list of validation rules written in the CEL expression language.
     /// +patchMergeKey=rule
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=rule
-    #[serde(rename = "x-kubernetes-validations", skip_serializing_if = "Vec::is_empty")]
     pub x_kubernetes_validations: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::ValidationRule>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for JSONSchemaProps {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.id) { w.field("id"); ::kapi_apimachinery::write::WriteJson::write_json(&self.id, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.schema) { w.field("$schema"); ::kapi_apimachinery::write::WriteJson::write_json(&self.schema, w); }
+        if !Option::is_none(&self.r#ref) { w.field("$ref"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#ref, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.description) { w.field("description"); ::kapi_apimachinery::write::WriteJson::write_json(&self.description, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#type) { w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.format) { w.field("format"); ::kapi_apimachinery::write::WriteJson::write_json(&self.format, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.title) { w.field("title"); ::kapi_apimachinery::write::WriteJson::write_json(&self.title, w); }
+        if !Option::is_none(&self.default) { w.field("default"); ::kapi_apimachinery::write::WriteJson::write_json(&self.default, w); }
+        if !Option::is_none(&self.maximum) { w.field("maximum"); ::kapi_apimachinery::write::WriteJson::write_json(&self.maximum, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.exclusive_maximum) { w.field("exclusiveMaximum"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exclusive_maximum, w); }
+        if !Option::is_none(&self.minimum) { w.field("minimum"); ::kapi_apimachinery::write::WriteJson::write_json(&self.minimum, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.exclusive_minimum) { w.field("exclusiveMinimum"); ::kapi_apimachinery::write::WriteJson::write_json(&self.exclusive_minimum, w); }
+        if !Option::is_none(&self.max_length) { w.field("maxLength"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_length, w); }
+        if !Option::is_none(&self.min_length) { w.field("minLength"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_length, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.pattern) { w.field("pattern"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pattern, w); }
+        if !Option::is_none(&self.max_items) { w.field("maxItems"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_items, w); }
+        if !Option::is_none(&self.min_items) { w.field("minItems"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_items, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.unique_items) { w.field("uniqueItems"); ::kapi_apimachinery::write::WriteJson::write_json(&self.unique_items, w); }
+        if !Option::is_none(&self.multiple_of) { w.field("multipleOf"); ::kapi_apimachinery::write::WriteJson::write_json(&self.multiple_of, w); }
+        if !Vec::is_empty(&self.r#enum) { w.field("enum"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#enum, w); }
+        if !Option::is_none(&self.max_properties) { w.field("maxProperties"); ::kapi_apimachinery::write::WriteJson::write_json(&self.max_properties, w); }
+        if !Option::is_none(&self.min_properties) { w.field("minProperties"); ::kapi_apimachinery::write::WriteJson::write_json(&self.min_properties, w); }
+        if !Vec::is_empty(&self.required) { w.field("required"); ::kapi_apimachinery::write::WriteJson::write_json(&self.required, w); }
+        if !Option::is_none(&self.items) { w.field("items"); ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w); }
+        if !Vec::is_empty(&self.all_of) { w.field("allOf"); ::kapi_apimachinery::write::WriteJson::write_json(&self.all_of, w); }
+        if !Vec::is_empty(&self.one_of) { w.field("oneOf"); ::kapi_apimachinery::write::WriteJson::write_json(&self.one_of, w); }
+        if !Vec::is_empty(&self.any_of) { w.field("anyOf"); ::kapi_apimachinery::write::WriteJson::write_json(&self.any_of, w); }
+        if !Option::is_none(&self.not) { w.field("not"); ::kapi_apimachinery::write::WriteJson::write_json(&self.not, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.properties) { w.field("properties"); ::kapi_apimachinery::write::WriteJson::write_json(&self.properties, w); }
+        if !Option::is_none(&self.additional_properties) { w.field("additionalProperties"); ::kapi_apimachinery::write::WriteJson::write_json(&self.additional_properties, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.pattern_properties) { w.field("patternProperties"); ::kapi_apimachinery::write::WriteJson::write_json(&self.pattern_properties, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.dependencies) { w.field("dependencies"); ::kapi_apimachinery::write::WriteJson::write_json(&self.dependencies, w); }
+        if !Option::is_none(&self.additional_items) { w.field("additionalItems"); ::kapi_apimachinery::write::WriteJson::write_json(&self.additional_items, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.definitions) { w.field("definitions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.definitions, w); }
+        if !Option::is_none(&self.external_docs) { w.field("externalDocs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.external_docs, w); }
+        if !Option::is_none(&self.example) { w.field("example"); ::kapi_apimachinery::write::WriteJson::write_json(&self.example, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.nullable) { w.field("nullable"); ::kapi_apimachinery::write::WriteJson::write_json(&self.nullable, w); }
+        if !Option::is_none(&self.x_kubernetes_preserve_unknown_fields) { w.field("x-kubernetes-preserve-unknown-fields"); ::kapi_apimachinery::write::WriteJson::write_json(&self.x_kubernetes_preserve_unknown_fields, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.x_kubernetes_embedded_resource) { w.field("x-kubernetes-embedded-resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.x_kubernetes_embedded_resource, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.x_kubernetes_int_or_string) { w.field("x-kubernetes-int-or-string"); ::kapi_apimachinery::write::WriteJson::write_json(&self.x_kubernetes_int_or_string, w); }
+        if !Vec::is_empty(&self.x_kubernetes_list_map_keys) { w.field("x-kubernetes-list-map-keys"); ::kapi_apimachinery::write::WriteJson::write_json(&self.x_kubernetes_list_map_keys, w); }
+        if !Option::is_none(&self.x_kubernetes_list_type) { w.field("x-kubernetes-list-type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.x_kubernetes_list_type, w); }
+        if !Option::is_none(&self.x_kubernetes_map_type) { w.field("x-kubernetes-map-type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.x_kubernetes_map_type, w); }
+        if !Vec::is_empty(&self.x_kubernetes_validations) { w.field("x-kubernetes-validations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.x_kubernetes_validations, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for JSONSchemaProps {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for JSONSchemaProps {
@@ -1375,7 +1609,7 @@ impl<'de> ::serde::Deserialize<'de> for JSONSchemaProps {
 /// SelectableField specifies the JSON path of a field that may be used with field selectors.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.SelectableField`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelectableField {
     /// jsonPath is a simple JSON path which is evaluated against each custom resource to produce a
     /// field selector value.
@@ -1385,8 +1619,21 @@ pub struct SelectableField {
     /// If jsonPath refers to absent field in a resource, the jsonPath evaluates to an empty string.
     /// Must not point to metdata fields.
     /// Required.
-    #[serde(rename = "jsonPath", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub json_path: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for SelectableField {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("jsonPath"); ::kapi_apimachinery::go::opt_or_default(&self.json_path, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for SelectableField {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for SelectableField {
@@ -1418,26 +1665,39 @@ impl<'de> ::serde::Deserialize<'de> for SelectableField {
 /// ServiceReference holds a reference to Service.legacy.k8s.io
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.ServiceReference`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceReference {
     /// namespace is the namespace of the service.
     /// Required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub namespace: Option<String>,
     /// name is the name of the service.
     /// Required
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// path is an optional URL path at which the webhook will be contacted.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// port is an optional service port at which the webhook will be contacted.
     /// `port` should be a valid port number (1-65535, inclusive).
     /// Defaults to 443 for backward compatibility.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("namespace"); ::kapi_apimachinery::go::opt_or_default(&self.namespace, w);
+        w.field("name"); ::kapi_apimachinery::go::opt_or_default(&self.name, w);
+        if !Option::is_none(&self.path) { w.field("path"); ::kapi_apimachinery::write::WriteJson::write_json(&self.path, w); }
+        if !Option::is_none(&self.port) { w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceReference {
@@ -1475,7 +1735,7 @@ impl<'de> ::serde::Deserialize<'de> for ServiceReference {
 /// ValidationRule describes a validation rule written in the CEL expression language.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.ValidationRule`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidationRule {
     /// Rule represents the expression which will be evaluated by CEL.
     /// ref: https://github.com/google/cel-spec
@@ -1542,13 +1802,11 @@ pub struct ValidationRule {
     /// Transition rules by default are applied only on UPDATE requests and are
     /// skipped if an old value could not be found. You can opt a transition
     /// rule into unconditional evaluation by setting `optionalOldSelf` to true.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub rule: Option<String>,
     /// Message represents the message displayed when validation fails. The message is required if the Rule contains
     /// line breaks. The message must not contain line breaks.
     /// If unset, the message is "failed rule: {Rule}".
     /// e.g. "must be a URL with the host matching spec.host"
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// MessageExpression declares a CEL expression that evaluates to the validation failure message that is returned when this rule fails.
     /// Since messageExpression is used as a failure message, it must evaluate to a string.
@@ -1561,7 +1819,6 @@ pub struct ValidationRule {
     /// Example:
     /// "x must be less than max ("+string(self.max)+")"
     /// +optional
-    #[serde(rename = "messageExpression", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message_expression: Option<String>,
     /// reason provides a machine-readable validation failure reason that is returned to the caller when a request fails this validation rule.
     /// The HTTP status code returned to the caller will match the reason of the reason of the first failed validation rule.
@@ -1569,7 +1826,6 @@ pub struct ValidationRule {
     /// If not set, default to use "FieldValueInvalid".
     /// All future added reasons must be accepted by clients when reading this value and unknown reasons should be treated as FieldValueInvalid.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// fieldPath represents the field path returned when the validation fails.
     /// It must be a relative JSON path (i.e. with array notation) scoped to the location of this x-kubernetes-validations extension in the schema and refer to an existing field.
@@ -1581,7 +1837,6 @@ pub struct ValidationRule {
     /// For field name which contains special characters, use `['specialName']` to refer the field name.
     /// e.g. for attribute `foo.34$` appears in a list `testList`, the fieldPath could be set to `.testList['foo.34$']`
     /// +optional
-    #[serde(rename = "fieldPath", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_path: Option<String>,
     /// optionalOldSelf is used to opt a transition rule into evaluation
     /// even when the object is first created, or if the old object is
@@ -1599,8 +1854,26 @@ pub struct ValidationRule {
     ///
     /// +featureGate=CRDValidationRatcheting
     /// +optional
-    #[serde(rename = "optionalOldSelf", skip_serializing_if = "Option::is_none")]
     pub optional_old_self: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ValidationRule {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("rule"); ::kapi_apimachinery::go::opt_or_default(&self.rule, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message_expression) { w.field("messageExpression"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message_expression, w); }
+        if !Option::is_none(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.field_path) { w.field("fieldPath"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_path, w); }
+        if !Option::is_none(&self.optional_old_self) { w.field("optionalOldSelf"); ::kapi_apimachinery::write::WriteJson::write_json(&self.optional_old_self, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ValidationRule {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ValidationRule {
@@ -1642,7 +1915,7 @@ impl<'de> ::serde::Deserialize<'de> for ValidationRule {
 /// WebhookClientConfig contains the information to make a TLS connection with the webhook.
 ///
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.WebhookClientConfig`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WebhookClientConfig {
     /// url gives the location of the webhook, in standard URL form
     /// (`scheme://host:port/path`). Exactly one of `url` or `service`
@@ -1671,7 +1944,6 @@ pub struct WebhookClientConfig {
     /// allowed, either.
     ///
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// service is a reference to the service for this webhook. Either
     /// service or url must be specified.
@@ -1679,13 +1951,27 @@ pub struct WebhookClientConfig {
     /// If the webhook is running within the cluster, then you should use `service`.
     ///
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::ServiceReference>,
     /// caBundle is a PEM encoded CA bundle which will be used to validate the webhook's server certificate.
     /// If unspecified, system trust roots on the apiserver are used.
     /// +optional
-    #[serde(rename = "caBundle", skip_serializing_if = "::kapi_apimachinery::go::bytes_opt_is_empty", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub ca_bundle: Option<Vec<u8>>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for WebhookClientConfig {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.url) { w.field("url"); ::kapi_apimachinery::write::WriteJson::write_json(&self.url, w); }
+        if !Option::is_none(&self.service) { w.field("service"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service, w); }
+        if !::kapi_apimachinery::go::bytes_opt_is_empty(&self.ca_bundle) { w.field("caBundle"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.ca_bundle, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for WebhookClientConfig {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for WebhookClientConfig {

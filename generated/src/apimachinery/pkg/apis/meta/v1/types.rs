@@ -3,25 +3,39 @@
 /// APIGroup contains the name, the supported versions, and the preferred version of a group.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.APIGroup`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIGroup {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// name is the name of the group.
     pub name: String,
     /// versions are the versions supported in this group.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub versions: Vec<crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery>,
     /// preferredVersion is the version preferred by the API server, which probably is the storage version.
-    #[serde(rename = "preferredVersion", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub preferred_version: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery>,
     /// a map of client CIDR to server address that is serving this group. This is to help clients reach servers in the most network-efficient way possible. Clients can use the appropriate server address as per the CIDR that they match. In case of multiple matches, clients should use the longest matching CIDR. The server returns only those CIDRs that it thinks that the client can match. For example: the master will return an internal IP CIDR only, if the client reaches the server using an internal IP. Server looks at X-Forwarded-For header or X-Real-Ip header or request.RemoteAddr (in that order) to get the client IP.
-    #[serde(rename = "serverAddressByClientCIDRs", skip_serializing_if = "Vec::is_empty")]
     pub server_address_by_client_cidrs: Vec<crate::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for APIGroup {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("versions"); ::kapi_apimachinery::go::vec_or_null(&self.versions, w);
+        w.field("preferredVersion"); ::kapi_apimachinery::go::opt_or_default(&self.preferred_version, w);
+        if !Vec::is_empty(&self.server_address_by_client_cidrs) { w.field("serverAddressByClientCIDRs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.server_address_by_client_cidrs, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for APIGroup {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for APIGroup {
@@ -63,17 +77,30 @@ impl<'de> ::serde::Deserialize<'de> for APIGroup {
 /// APIGroupList is a list of APIGroup, to allow clients to discover the API at /apis.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.APIGroupList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIGroupList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// groups is a list of APIGroup.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub groups: Vec<crate::apimachinery::pkg::apis::meta::v1::APIGroup>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for APIGroupList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("groups"); ::kapi_apimachinery::go::vec_or_null(&self.groups, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for APIGroupList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for APIGroupList {
@@ -109,34 +136,51 @@ impl<'de> ::serde::Deserialize<'de> for APIGroupList {
 /// APIResource specifies the name of a resource and whether it is namespaced.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.APIResource` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.APIResource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIResource {
     /// name is the plural name of the resource.
     pub name: String,
     /// singularName is the singular name of the resource.  This allows clients to handle plural and singular opaquely. The singularName is more correct for reporting status on a single item and both singular and plural are allowed from the kubectl CLI interface.
-    #[serde(rename = "singularName")]
     pub singular_name: String,
     /// namespaced indicates if a resource is namespaced or not.
     pub namespaced: bool,
     /// group is the preferred group of the resource.  Empty implies the group of the containing resource list. For subresources, this may have a different value, for example: Scale".
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub group: Option<String>,
     /// version is the preferred version of the resource.  Empty implies the version of the containing resource list For subresources, this may have a different value, for example: v1 (while inside a v1beta1 version of the core resource's group)".
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub version: Option<String>,
     /// kind is the kind for the resource (e.g. 'Foo' is the kind for a resource 'foo')
     pub kind: String,
     /// verbs is a list of supported kube verbs (this includes get, list, watch, create, update, patch, delete, deletecollection, and proxy)
     pub verbs: crate::apimachinery::pkg::apis::meta::v1::Verbs,
     /// shortNames is a list of suggested short names of the resource.
-    #[serde(rename = "shortNames", skip_serializing_if = "Vec::is_empty")]
     pub short_names: Vec<String>,
     /// categories is a list of the grouped resources this resource belongs to (e.g. 'all')
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub categories: Vec<String>,
     /// The hash value of the storage version, the version this resource is converted to when written to the data store. Value must be treated as opaque by clients. Only equality comparison on the value is valid. This is an alpha feature and may change or be removed in the future. The field is populated by the apiserver only if the StorageVersionHash feature gate is enabled. This field will remain optional even if it graduates.
-    #[serde(rename = "storageVersionHash", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub storage_version_hash: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for APIResource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("singularName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.singular_name, w);
+        w.field("namespaced"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespaced, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.group) { w.field("group"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.version) { w.field("version"); ::kapi_apimachinery::write::WriteJson::write_json(&self.version, w); }
+        w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w);
+        w.field("verbs"); ::kapi_apimachinery::write::WriteJson::write_json(&self.verbs, w);
+        if !Vec::is_empty(&self.short_names) { w.field("shortNames"); ::kapi_apimachinery::write::WriteJson::write_json(&self.short_names, w); }
+        if !Vec::is_empty(&self.categories) { w.field("categories"); ::kapi_apimachinery::write::WriteJson::write_json(&self.categories, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.storage_version_hash) { w.field("storageVersionHash"); ::kapi_apimachinery::write::WriteJson::write_json(&self.storage_version_hash, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for APIResource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for APIResource {
@@ -186,20 +230,33 @@ impl<'de> ::serde::Deserialize<'de> for APIResource {
 /// APIResourceList is a list of APIResource, it is used to expose the name of the resources supported in a specific group and version, and if the resource is namespaced.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.APIResourceList`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIResourceList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// groupVersion is the group and version this APIResourceList is for.
-    #[serde(rename = "groupVersion")]
     pub group_version: String,
     /// resources contains the name of the resources and if they are namespaced.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub resources: Vec<crate::apimachinery::pkg::apis::meta::v1::APIResource>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for APIResourceList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("groupVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group_version, w);
+        w.field("resources"); ::kapi_apimachinery::go::vec_or_null(&self.resources, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for APIResourceList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for APIResourceList {
@@ -237,20 +294,33 @@ impl<'de> ::serde::Deserialize<'de> for APIResourceList {
 /// APIVersions lists the versions that are available, to allow clients to discover the API at /api, which is the root path of the legacy v1 API.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.APIVersions`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIVersions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// versions are the api versions that are available.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub versions: Vec<String>,
     /// a map of client CIDR to server address that is serving this group. This is to help clients reach servers in the most network-efficient way possible. Clients can use the appropriate server address as per the CIDR that they match. In case of multiple matches, clients should use the longest matching CIDR. The server returns only those CIDRs that it thinks that the client can match. For example: the master will return an internal IP CIDR only, if the client reaches the server using an internal IP. Server looks at X-Forwarded-For header or X-Real-Ip header or request.RemoteAddr (in that order) to get the client IP.
-    #[serde(rename = "serverAddressByClientCIDRs", serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub server_address_by_client_cidrs: Vec<crate::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for APIVersions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("versions"); ::kapi_apimachinery::go::vec_or_null(&self.versions, w);
+        w.field("serverAddressByClientCIDRs"); ::kapi_apimachinery::go::vec_or_null(&self.server_address_by_client_cidrs, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for APIVersions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for APIVersions {
@@ -291,7 +361,7 @@ impl<'de> ::serde::Deserialize<'de> for APIVersions {
 /// that speaks specifically to how the options fields relate to apply.
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.ApplyOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ApplyOptions {
     /// When present, indicates that modifications should not be
     /// persisted. An invalid or unrecognized dryRun directive will
@@ -300,19 +370,32 @@ pub struct ApplyOptions {
     /// - All: all dry run stages will be processed
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "dryRun", skip_serializing_if = "Vec::is_empty")]
     pub dry_run: Vec<String>,
     /// Force is going to "force" Apply requests. It means user will
     /// re-acquire conflicting fields owned by other people.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub force: Option<bool>,
     /// fieldManager is a name associated with the actor or entity
     /// that is making these changes. The value must be less than or
     /// 128 characters long, and only contain printable characters,
     /// as defined by https://golang.org/pkg/unicode/#IsPrint. This
     /// field is required.
-    #[serde(rename = "fieldManager", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub field_manager: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ApplyOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.dry_run) { w.field("dryRun"); ::kapi_apimachinery::write::WriteJson::write_json(&self.dry_run, w); }
+        w.field("force"); ::kapi_apimachinery::go::opt_or_default(&self.force, w);
+        w.field("fieldManager"); ::kapi_apimachinery::go::opt_or_default(&self.field_manager, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ApplyOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ApplyOptions {
@@ -348,22 +431,39 @@ impl<'de> ::serde::Deserialize<'de> for ApplyOptions {
 /// Condition contains details for one aspect of the current state of this API Resource.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.Condition` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.Condition`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Condition {
     /// type of condition in CamelCase or in foo.example.com/CamelCase.
     pub r#type: String,
     /// status of the condition, one of True, False, Unknown.
     pub status: String,
     /// observedGeneration represents the .metadata.generation that the condition was set based upon. For instance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is 9, the condition is out of date with respect to the current state of the instance.
-    #[serde(rename = "observedGeneration", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
     /// lastTransitionTime is the last time the condition transitioned from one status to another. This should be when the underlying condition changed.  If that is not known, then using the time when the API field changed is acceptable.
-    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: ::kapi_apimachinery::Time,
     /// reason contains a programmatic identifier indicating the reason for the condition's last transition. Producers of specific condition types may define expected values and meanings for this field, and whether the values are considered a guaranteed API. The value should be a CamelCase string. This field may not be empty.
     pub reason: String,
     /// message is a human readable message indicating details about the transition. This may be an empty string.
     pub message: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Condition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.observed_generation) { w.field("observedGeneration"); ::kapi_apimachinery::write::WriteJson::write_json(&self.observed_generation, w); }
+        w.field("lastTransitionTime"); ::kapi_apimachinery::write::WriteJson::write_json(&self.last_transition_time, w);
+        w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w);
+        w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Condition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Condition {
@@ -405,13 +505,11 @@ impl<'de> ::serde::Deserialize<'de> for Condition {
 /// CreateOptions may be provided when creating an API object.
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.CreateOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CreateOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// When present, indicates that modifications should not be
     /// persisted. An invalid or unrecognized dryRun directive will
@@ -420,14 +518,12 @@ pub struct CreateOptions {
     /// - All: all dry run stages will be processed
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "dryRun", skip_serializing_if = "Vec::is_empty")]
     pub dry_run: Vec<String>,
     /// fieldManager is a name associated with the actor or entity
     /// that is making these changes. The value must be less than or
     /// 128 characters long, and only contain printable characters,
     /// as defined by https://golang.org/pkg/unicode/#IsPrint.
     /// +optional
-    #[serde(rename = "fieldManager", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_manager: Option<String>,
     /// fieldValidation instructs the server on how to handle
     /// objects in the request (POST/PUT/PATCH) containing unknown
@@ -446,8 +542,25 @@ pub struct CreateOptions {
     /// duplicate fields are present. The error returned from the server
     /// will contain all unknown and duplicate fields encountered.
     /// +optional
-    #[serde(rename = "fieldValidation", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_validation: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for CreateOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Vec::is_empty(&self.dry_run) { w.field("dryRun"); ::kapi_apimachinery::write::WriteJson::write_json(&self.dry_run, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.field_manager) { w.field("fieldManager"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_manager, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.field_validation) { w.field("fieldValidation"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_validation, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for CreateOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for CreateOptions {
@@ -487,32 +600,45 @@ impl<'de> ::serde::Deserialize<'de> for CreateOptions {
 /// DeleteOptions may be provided when deleting an API object.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeleteOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// The duration in seconds before the object should be deleted. Value must be non-negative integer. The value zero indicates delete immediately. If this value is nil, the default grace period for the specified type will be used. Defaults to a per object value if not specified. zero means delete immediately.
-    #[serde(rename = "gracePeriodSeconds", skip_serializing_if = "Option::is_none")]
     pub grace_period_seconds: Option<i64>,
     /// Must be fulfilled before a deletion is carried out. If not possible, a 409 Conflict status will be returned.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub preconditions: Option<crate::apimachinery::pkg::apis::meta::v1::Preconditions>,
     /// Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7. Should the dependent objects be orphaned. If true/false, the "orphan" finalizer will be added to/removed from the object's finalizers list. Either this field or PropagationPolicy may be set, but not both.
-    #[serde(rename = "orphanDependents", skip_serializing_if = "Option::is_none")]
     pub orphan_dependents: Option<bool>,
     /// Whether and how garbage collection will be performed. Either this field or OrphanDependents may be set, but not both. The default policy is decided by the existing finalizer set in the metadata.finalizers and the resource-specific default policy. Acceptable values are: 'Orphan' - orphan the dependents; 'Background' - allow the garbage collector to delete the dependents in the background; 'Foreground' - a cascading policy that deletes all dependents in the foreground.
-    #[serde(rename = "propagationPolicy", skip_serializing_if = "Option::is_none")]
     pub propagation_policy: Option<String>,
     /// When present, indicates that modifications should not be persisted. An invalid or unrecognized dryRun directive will result in an error response and no further processing of the request. Valid values are: - All: all dry run stages will be processed
-    #[serde(rename = "dryRun", skip_serializing_if = "Vec::is_empty")]
     pub dry_run: Vec<String>,
     /// if set to true, it will trigger an unsafe deletion of the resource in case the normal deletion flow fails with a corrupt object error. A resource is considered corrupt if it can not be retrieved from the underlying storage successfully because of a) its data can not be transformed e.g. decryption failure, or b) it fails to decode into an object. NOTE: unsafe deletion ignores finalizer constraints, skips precondition checks, and removes the object from the storage. WARNING: This may potentially break the cluster if the workload associated with the resource being unsafe-deleted relies on normal deletion flow. Use only if you REALLY know what you are doing. The default value is false, and the user must opt in to enable it
-    #[serde(rename = "ignoreStoreReadErrorWithClusterBreakingPotential", skip_serializing_if = "Option::is_none")]
     pub ignore_store_read_error_with_cluster_breaking_potential: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for DeleteOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.grace_period_seconds) { w.field("gracePeriodSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.grace_period_seconds, w); }
+        if !Option::is_none(&self.preconditions) { w.field("preconditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.preconditions, w); }
+        if !Option::is_none(&self.orphan_dependents) { w.field("orphanDependents"); ::kapi_apimachinery::write::WriteJson::write_json(&self.orphan_dependents, w); }
+        if !Option::is_none(&self.propagation_policy) { w.field("propagationPolicy"); ::kapi_apimachinery::write::WriteJson::write_json(&self.propagation_policy, w); }
+        if !Vec::is_empty(&self.dry_run) { w.field("dryRun"); ::kapi_apimachinery::write::WriteJson::write_json(&self.dry_run, w); }
+        if !Option::is_none(&self.ignore_store_read_error_with_cluster_breaking_potential) { w.field("ignoreStoreReadErrorWithClusterBreakingPotential"); ::kapi_apimachinery::write::WriteJson::write_json(&self.ignore_store_read_error_with_cluster_breaking_potential, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for DeleteOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for DeleteOptions {
@@ -558,15 +684,30 @@ impl<'de> ::serde::Deserialize<'de> for DeleteOptions {
 /// FieldSelectorRequirement is a selector that contains values, a key, and an operator that relates the key and values.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FieldSelectorRequirement {
     /// key is the field selector key that the requirement applies to.
     pub key: String,
     /// operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist. The list of operators may grow in the future.
     pub operator: String,
     /// values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for FieldSelectorRequirement {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w);
+        w.field("operator"); ::kapi_apimachinery::write::WriteJson::write_json(&self.operator, w);
+        if !Vec::is_empty(&self.values) { w.field("values"); ::kapi_apimachinery::write::WriteJson::write_json(&self.values, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for FieldSelectorRequirement {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for FieldSelectorRequirement {
@@ -602,13 +743,11 @@ impl<'de> ::serde::Deserialize<'de> for FieldSelectorRequirement {
 /// GetOptions is the standard query options to the standard REST get call.
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.GetOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GetOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// resourceVersion sets a constraint on what resource versions a request may be served from.
     /// See https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions for
@@ -616,8 +755,23 @@ pub struct GetOptions {
     ///
     /// Defaults to unset
     /// +optional
-    #[serde(rename = "resourceVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GetOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.resource_version) { w.field("resourceVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_version, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GetOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GetOptions {
@@ -656,12 +810,25 @@ impl<'de> ::serde::Deserialize<'de> for GetOptions {
 /// +protobuf.options.(gogoproto.goproto_stringer)=false
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.GroupKind`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GroupKind {
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub group: Option<String>,
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kind: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GroupKind {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("group"); ::kapi_apimachinery::go::opt_or_default(&self.group, w);
+        w.field("kind"); ::kapi_apimachinery::go::opt_or_default(&self.kind, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GroupKind {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GroupKind {
@@ -695,10 +862,25 @@ impl<'de> ::serde::Deserialize<'de> for GroupKind {
 /// GroupResource specifies a Group and a Resource, but does not force a version.  This is useful for identifying concepts during lookup stages without having partially valid types
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.GroupResource` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.GroupResource`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GroupResource {
     pub group: String,
     pub resource: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GroupResource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("group"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group, w);
+        w.field("resource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GroupResource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GroupResource {
@@ -734,12 +916,25 @@ impl<'de> ::serde::Deserialize<'de> for GroupResource {
 /// +protobuf.options.(gogoproto.goproto_stringer)=false
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersion`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GroupVersion {
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub group: Option<String>,
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub version: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GroupVersion {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("group"); ::kapi_apimachinery::go::opt_or_default(&self.group, w);
+        w.field("version"); ::kapi_apimachinery::go::opt_or_default(&self.version, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GroupVersion {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GroupVersion {
@@ -773,13 +968,27 @@ impl<'de> ::serde::Deserialize<'de> for GroupVersion {
 /// GroupVersion contains the "group/version" and "version" string of a version. It is made a struct to keep extensibility.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.GroupVersionForDiscovery` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionForDiscovery`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GroupVersionForDiscovery {
     /// groupVersion specifies the API group and version in the form "group/version"
-    #[serde(rename = "groupVersion")]
     pub group_version: String,
     /// version specifies the version in the form of "version". This is to save the clients the trouble of splitting the GroupVersion.
     pub version: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GroupVersionForDiscovery {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("groupVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group_version, w);
+        w.field("version"); ::kapi_apimachinery::write::WriteJson::write_json(&self.version, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GroupVersionForDiscovery {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GroupVersionForDiscovery {
@@ -816,14 +1025,27 @@ impl<'de> ::serde::Deserialize<'de> for GroupVersionForDiscovery {
 /// +protobuf.options.(gogoproto.goproto_stringer)=false
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionKind`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GroupVersionKind {
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub group: Option<String>,
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub version: Option<String>,
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kind: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GroupVersionKind {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("group"); ::kapi_apimachinery::go::opt_or_default(&self.group, w);
+        w.field("version"); ::kapi_apimachinery::go::opt_or_default(&self.version, w);
+        w.field("kind"); ::kapi_apimachinery::go::opt_or_default(&self.kind, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GroupVersionKind {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GroupVersionKind {
@@ -862,14 +1084,27 @@ impl<'de> ::serde::Deserialize<'de> for GroupVersionKind {
 /// +protobuf.options.(gogoproto.goproto_stringer)=false
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.GroupVersionResource`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct GroupVersionResource {
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub group: Option<String>,
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub version: Option<String>,
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub resource: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for GroupVersionResource {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("group"); ::kapi_apimachinery::go::opt_or_default(&self.group, w);
+        w.field("version"); ::kapi_apimachinery::go::opt_or_default(&self.version, w);
+        w.field("resource"); ::kapi_apimachinery::go::opt_or_default(&self.resource, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for GroupVersionResource {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for GroupVersionResource {
@@ -905,14 +1140,27 @@ impl<'de> ::serde::Deserialize<'de> for GroupVersionResource {
 /// A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LabelSelector {
     /// matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed.
-    #[serde(rename = "matchLabels", skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub match_labels: ::std::collections::BTreeMap<String, String>,
     /// matchExpressions is a list of label selector requirements. The requirements are ANDed.
-    #[serde(rename = "matchExpressions", skip_serializing_if = "Vec::is_empty")]
     pub match_expressions: Vec<crate::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LabelSelector {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::std::collections::BTreeMap::is_empty(&self.match_labels) { w.field("matchLabels"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_labels, w); }
+        if !Vec::is_empty(&self.match_expressions) { w.field("matchExpressions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.match_expressions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LabelSelector {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LabelSelector {
@@ -946,15 +1194,30 @@ impl<'de> ::serde::Deserialize<'de> for LabelSelector {
 /// A label selector requirement is a selector that contains values, a key, and an operator that relates the key and values.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LabelSelectorRequirement {
     /// key is the label key that the selector applies to.
     pub key: String,
     /// operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist.
     pub operator: String,
     /// values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for LabelSelectorRequirement {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("key"); ::kapi_apimachinery::write::WriteJson::write_json(&self.key, w);
+        w.field("operator"); ::kapi_apimachinery::write::WriteJson::write_json(&self.operator, w);
+        if !Vec::is_empty(&self.values) { w.field("values"); ::kapi_apimachinery::write::WriteJson::write_json(&self.values, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for LabelSelectorRequirement {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for LabelSelectorRequirement {
@@ -990,16 +1253,29 @@ impl<'de> ::serde::Deserialize<'de> for LabelSelectorRequirement {
 /// List holds a list of objects, which may not be known by the server.
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.List`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct List {
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// List of objects
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<::kapi_apimachinery::RawExtension>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for List {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for List {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for List {
@@ -1033,25 +1309,38 @@ impl<'de> ::serde::Deserialize<'de> for List {
 /// ListMeta describes metadata that synthetic resources must have, including lists and various status objects. A resource may have only one of {ObjectMeta, ListMeta}.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ListMeta {
     /// Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.
-    #[serde(rename = "selfLink", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub self_link: Option<String>,
     /// String that identifies the server's internal version of this object that can be used by clients to determine when objects have changed. Value must be treated as opaque by clients and passed unmodified back to the server. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency
-    #[serde(rename = "resourceVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version: Option<String>,
     /// continue may be set if the user set a limit on the number of items returned, and indicates that the server has more data available. The value is opaque and may be used to issue another request to the endpoint that served this list to retrieve the next set of available objects. Continuing a consistent list may not be possible if the server configuration has changed or more than a few minutes have passed. The resourceVersion field returned when using this continue value will be identical to the value in the first response, unless you have received this token from an error message.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#continue: Option<String>,
     /// remainingItemCount is the number of subsequent items in the list which are not included in this list response. If the list request contained label or field selectors, then the number of remaining items is unknown and the field will be left unset and omitted during serialization. If the list is complete (either because it is not chunking or because this is the last chunk), then there are no more remaining items and this field will be left unset and omitted during serialization. Servers older than v1.15 do not set this field. The intended use of the remainingItemCount is *estimating* the size of a collection. Clients should not rely on the remainingItemCount to be set or to be exact.
-    #[serde(rename = "remainingItemCount", skip_serializing_if = "Option::is_none")]
     pub remaining_item_count: Option<i64>,
     /// shardInfo is set when the list is a filtered subset of the full collection, as selected by a shard selector on the request. It echoes back the selector so clients can verify which shard they received and merge sharded responses. Clients should not cache sharded list responses as a full representation of the collection.
     ///
     /// This is an alpha field and requires enabling the ShardedListAndWatch feature gate.
-    #[serde(rename = "shardInfo", skip_serializing_if = "Option::is_none")]
     pub shard_info: Option<crate::apimachinery::pkg::apis::meta::v1::ShardInfo>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ListMeta {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.self_link) { w.field("selfLink"); ::kapi_apimachinery::write::WriteJson::write_json(&self.self_link, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.resource_version) { w.field("resourceVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#continue) { w.field("continue"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#continue, w); }
+        if !Option::is_none(&self.remaining_item_count) { w.field("remainingItemCount"); ::kapi_apimachinery::write::WriteJson::write_json(&self.remaining_item_count, w); }
+        if !Option::is_none(&self.shard_info) { w.field("shardInfo"); ::kapi_apimachinery::write::WriteJson::write_json(&self.shard_info, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ListMeta {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ListMeta {
@@ -1091,28 +1380,23 @@ impl<'de> ::serde::Deserialize<'de> for ListMeta {
 /// ListOptions is the query options to a standard REST list call.
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.ListOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ListOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// A selector to restrict the list of returned objects by their labels.
     /// Defaults to everything.
     /// +optional
-    #[serde(rename = "labelSelector", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub label_selector: Option<String>,
     /// A selector to restrict the list of returned objects by their fields.
     /// Defaults to everything.
     /// +optional
-    #[serde(rename = "fieldSelector", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_selector: Option<String>,
     /// Watch for changes to the described resources and return them as a stream of
     /// add, update, and remove notifications. Specify resourceVersion.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub watch: Option<bool>,
     /// allowWatchBookmarks requests watch events with type "BOOKMARK".
     /// Servers that do not implement bookmarks may ignore this flag and
@@ -1121,7 +1405,6 @@ pub struct ListOptions {
     /// assume the server will send any BOOKMARK event during a session.
     /// If this is not a watch, this field is ignored.
     /// +optional
-    #[serde(rename = "allowWatchBookmarks", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub allow_watch_bookmarks: Option<bool>,
     /// resourceVersion sets a constraint on what resource versions a request may be served from.
     /// See https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions for
@@ -1129,7 +1412,6 @@ pub struct ListOptions {
     ///
     /// Defaults to unset
     /// +optional
-    #[serde(rename = "resourceVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version: Option<String>,
     /// resourceVersionMatch determines how resourceVersion is applied to list calls.
     /// It is highly recommended that resourceVersionMatch be set for list calls where
@@ -1139,12 +1421,10 @@ pub struct ListOptions {
     ///
     /// Defaults to unset
     /// +optional
-    #[serde(rename = "resourceVersionMatch", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version_match: Option<String>,
     /// Timeout for the list/watch call.
     /// This limits the duration of the call, regardless of any activity or inactivity.
     /// +optional
-    #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i64>,
     /// limit is a maximum number of responses to return for a list call. If more items exist, the
     /// server will set the `continue` field on the list metadata to a value that can be used with the
@@ -1162,7 +1442,6 @@ pub struct ListOptions {
     /// smaller chunks of a very large result can ensure they see all possible objects. If objects are
     /// updated during a chunked list the version of the object that was present at the time the first list
     /// result was calculated is returned.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub limit: Option<i64>,
     /// The continue option should be set when retrieving more results from the server. Since this value is
     /// server defined, clients may only use the continue value from a previous query result with identical
@@ -1178,7 +1457,6 @@ pub struct ListOptions {
     ///
     /// This field is not supported when watch is true. Clients may start a watch from the last
     /// resourceVersion value returned by the server and not miss any modifications.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#continue: Option<String>,
     /// `sendInitialEvents=true` may be set together with `watch=true`.
     /// In that case, the watch stream will begin with synthetic events to
@@ -1204,7 +1482,6 @@ pub struct ListOptions {
     /// Defaults to true if `resourceVersion=""` or `resourceVersion="0"` (for backward
     /// compatibility reasons) and to false otherwise.
     /// +optional
-    #[serde(rename = "sendInitialEvents", skip_serializing_if = "Option::is_none")]
     pub send_initial_events: Option<bool>,
     /// shardSelector restricts the list of returned objects using a CEL-based
     /// shard selector expression. The format uses the shardRange() function
@@ -1236,8 +1513,33 @@ pub struct ListOptions {
     /// This is an alpha field and requires enabling the ShardedListAndWatch feature gate.
     /// +featureGate=ShardedListAndWatch
     /// +optional
-    #[serde(rename = "shardSelector", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub shard_selector: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ListOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.label_selector) { w.field("labelSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.label_selector, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.field_selector) { w.field("fieldSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_selector, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.watch) { w.field("watch"); ::kapi_apimachinery::write::WriteJson::write_json(&self.watch, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.allow_watch_bookmarks) { w.field("allowWatchBookmarks"); ::kapi_apimachinery::write::WriteJson::write_json(&self.allow_watch_bookmarks, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.resource_version) { w.field("resourceVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.resource_version_match) { w.field("resourceVersionMatch"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_version_match, w); }
+        if !Option::is_none(&self.timeout_seconds) { w.field("timeoutSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.timeout_seconds, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.limit) { w.field("limit"); ::kapi_apimachinery::write::WriteJson::write_json(&self.limit, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.r#continue) { w.field("continue"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#continue, w); }
+        if !Option::is_none(&self.send_initial_events) { w.field("sendInitialEvents"); ::kapi_apimachinery::write::WriteJson::write_json(&self.send_initial_events, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.shard_selector) { w.field("shardSelector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.shard_selector, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ListOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ListOptions {
@@ -1293,29 +1595,42 @@ impl<'de> ::serde::Deserialize<'de> for ListOptions {
 /// ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ManagedFieldsEntry {
     /// Manager is an identifier of the workflow managing these fields.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub manager: Option<String>,
     /// Operation is the type of operation which lead to this ManagedFieldsEntry being created. The only valid values for this field are 'Apply' and 'Update'.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub operation: Option<String>,
     /// APIVersion defines the version of this resource that this field set applies to. The format is "group/version" just like the top-level APIVersion field. It is necessary to track the version of a field set because it cannot be automatically converted.
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Time is the timestamp of when the ManagedFields entry was added. The timestamp will also be updated if a field is added, the manager changes any of the owned fields value or removes a field. The timestamp does not update when a field is removed from the entry because another manager took it over.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<::kapi_apimachinery::Time>,
     /// FieldsType is the discriminator for the different fields format and version. There is currently only one possible value: "FieldsV1"
-    #[serde(rename = "fieldsType", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub fields_type: Option<String>,
     /// FieldsV1 holds the first JSON version format as described in the "FieldsV1" type.
-    #[serde(rename = "fieldsV1", skip_serializing_if = "Option::is_none")]
     pub fields_v1: Option<::kapi_apimachinery::FieldsV1>,
     /// Subresource is the name of the subresource used to update that object, or empty string if the object was updated through the main resource. The value of this field is used to distinguish between managers, even if they share the same name. For example, a status update will be distinct from a regular update using the same manager name. Note that the APIVersion field is not related to the Subresource field and it always corresponds to the version of the main resource.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub subresource: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ManagedFieldsEntry {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.manager) { w.field("manager"); ::kapi_apimachinery::write::WriteJson::write_json(&self.manager, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.operation) { w.field("operation"); ::kapi_apimachinery::write::WriteJson::write_json(&self.operation, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Option::is_none(&self.time) { w.field("time"); ::kapi_apimachinery::write::WriteJson::write_json(&self.time, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.fields_type) { w.field("fieldsType"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fields_type, w); }
+        if !Option::is_none(&self.fields_v1) { w.field("fieldsV1"); ::kapi_apimachinery::write::WriteJson::write_json(&self.fields_v1, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.subresource) { w.field("subresource"); ::kapi_apimachinery::write::WriteJson::write_json(&self.subresource, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ManagedFieldsEntry {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ManagedFieldsEntry {
@@ -1359,67 +1674,80 @@ impl<'de> ::serde::Deserialize<'de> for ManagedFieldsEntry {
 /// ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ObjectMeta {
     /// Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name field has not been provided. If this field is used, the name returned to the client will be different than the name passed. This value will also be combined with a unique suffix. The provided value has the same validation rules as the Name field, and may be truncated by the length of the suffix required to make the value unique on the server.
     ///
     /// If this field is specified and the generated name exists, the server will return a 409.
     ///
     /// Applied only if Name is not specified. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#idempotency
-    #[serde(rename = "generateName", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub generate_name: Option<String>,
     /// Namespace defines the space within which each name must be unique. An empty namespace is equivalent to the "default" namespace, but "default" is the canonical representation. Not all objects are required to be scoped to a namespace - the value of this field for those objects will be empty.
     ///
     /// Must be a DNS_LABEL. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
     /// Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.
-    #[serde(rename = "selfLink", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub self_link: Option<String>,
     /// UID is the unique in time and space value for this object. It is typically generated by the server on successful creation of a resource and is not allowed to change on PUT operations.
     ///
     /// Populated by the system. Read-only. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
     /// An opaque value that represents the internal version of this object that can be used by clients to determine when objects have changed. May be used for optimistic concurrency, change detection, and the watch operation on a resource or set of resources. Clients must treat these values as opaque and passed unmodified back to the server. They may only be valid for a particular resource or set of resources.
     ///
     /// Populated by the system. Read-only. Value must be treated as opaque by clients and . More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#concurrency-control-and-consistency
-    #[serde(rename = "resourceVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub resource_version: Option<String>,
     /// A sequence number representing a specific generation of the desired state. Populated by the system. Read-only.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub generation: Option<i64>,
     /// CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.
     ///
     /// Populated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(rename = "creationTimestamp", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero_struct")]
     pub creation_timestamp: Option<::kapi_apimachinery::Time>,
     /// DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted. This field is set by the server when a graceful deletion is requested by the user, and is not directly settable by a client. The resource is expected to be deleted (no longer visible from resource lists, and not reachable by name) after the time in this field, once the finalizers list is empty. As long as the finalizers list contains items, deletion is blocked. Once the deletionTimestamp is set, this value may not be unset or be set further into the future, although it may be shortened or the resource may be deleted prior to this time. For example, a user may request that a pod is deleted in 30 seconds. The Kubelet will react by sending a graceful termination signal to the containers in the pod. After that 30 seconds, the Kubelet will send a hard termination signal (SIGKILL) to the container and after cleanup, remove the pod from the API. In the presence of network partitions, this object may still exist after this timestamp, until an administrator or automated process can determine the resource is fully terminated. If not set, graceful deletion of the object has not been requested.
     ///
     /// Populated by the system when a graceful deletion is requested. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(rename = "deletionTimestamp", skip_serializing_if = "Option::is_none")]
     pub deletion_timestamp: Option<::kapi_apimachinery::Time>,
     /// Number of seconds allowed for this object to gracefully terminate before it will be removed from the system. Only set when deletionTimestamp is also set. May only be shortened. Read-only.
-    #[serde(rename = "deletionGracePeriodSeconds", skip_serializing_if = "Option::is_none")]
     pub deletion_grace_period_seconds: Option<i64>,
     /// Map of string keys and values that can be used to organize and categorize (scope and select) objects. May match selectors of replication controllers and services. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub labels: ::std::collections::BTreeMap<String, String>,
     /// Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata. They are not queryable and should be preserved when modifying objects. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/annotations
-    #[serde(skip_serializing_if = "::std::collections::BTreeMap::is_empty")]
     pub annotations: ::std::collections::BTreeMap<String, String>,
     /// List of objects depended by this object. If ALL objects in the list have been deleted, this object will be garbage collected. If this object is managed by a controller, then an entry in this list will point to this controller, with the controller field set to true. There cannot be more than one managing controller.
-    #[serde(rename = "ownerReferences", skip_serializing_if = "Vec::is_empty")]
     pub owner_references: Vec<crate::apimachinery::pkg::apis::meta::v1::OwnerReference>,
     /// Must be empty before the object is deleted from the registry. Each entry is an identifier for the responsible component that will remove the entry from the list. If the deletionTimestamp of the object is non-nil, entries in this list can only be removed. Finalizers may be processed and removed in any order.  Order is NOT enforced because it introduces significant risk of stuck finalizers. finalizers is a shared field, any actor with permission can reorder it. If the finalizer list is processed in order, then this can lead to a situation in which the component responsible for the first finalizer in the list is waiting for a signal (field value, external system, or other) produced by a component responsible for a finalizer later in the list, resulting in a deadlock. Without enforced ordering finalizers are free to order amongst themselves and are not vulnerable to ordering changes in the list.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub finalizers: Vec<String>,
     /// ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow. This is mostly for internal housekeeping, and users typically shouldn't need to set or understand this field. A workflow can be the user's name, a controller's name, or the name of a specific apply path like "ci-cd". The set of fields is always in the version that the workflow used when modifying the object.
-    #[serde(rename = "managedFields", skip_serializing_if = "Vec::is_empty")]
     pub managed_fields: Vec<crate::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ObjectMeta {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.generate_name) { w.field("generateName"); ::kapi_apimachinery::write::WriteJson::write_json(&self.generate_name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.self_link) { w.field("selfLink"); ::kapi_apimachinery::write::WriteJson::write_json(&self.self_link, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.uid) { w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.resource_version) { w.field("resourceVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.generation) { w.field("generation"); ::kapi_apimachinery::write::WriteJson::write_json(&self.generation, w); }
+        if !::kapi_apimachinery::go::opt_is_zero_struct(&self.creation_timestamp) { w.field("creationTimestamp"); ::kapi_apimachinery::write::WriteJson::write_json(&self.creation_timestamp, w); }
+        if !Option::is_none(&self.deletion_timestamp) { w.field("deletionTimestamp"); ::kapi_apimachinery::write::WriteJson::write_json(&self.deletion_timestamp, w); }
+        if !Option::is_none(&self.deletion_grace_period_seconds) { w.field("deletionGracePeriodSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.deletion_grace_period_seconds, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.labels) { w.field("labels"); ::kapi_apimachinery::write::WriteJson::write_json(&self.labels, w); }
+        if !::std::collections::BTreeMap::is_empty(&self.annotations) { w.field("annotations"); ::kapi_apimachinery::write::WriteJson::write_json(&self.annotations, w); }
+        if !Vec::is_empty(&self.owner_references) { w.field("ownerReferences"); ::kapi_apimachinery::write::WriteJson::write_json(&self.owner_references, w); }
+        if !Vec::is_empty(&self.finalizers) { w.field("finalizers"); ::kapi_apimachinery::write::WriteJson::write_json(&self.finalizers, w); }
+        if !Vec::is_empty(&self.managed_fields) { w.field("managedFields"); ::kapi_apimachinery::write::WriteJson::write_json(&self.managed_fields, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ObjectMeta {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ObjectMeta {
@@ -1479,10 +1807,9 @@ impl<'de> ::serde::Deserialize<'de> for ObjectMeta {
 /// OwnerReference contains enough information to let you identify an owning object. An owning object must be in the same namespace as the dependent, or be cluster-scoped, so there is no namespace field.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.OwnerReference`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct OwnerReference {
     /// API version of the referent.
-    #[serde(rename = "apiVersion")]
     pub api_version: String,
     /// Kind of the referent. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     pub kind: String,
@@ -1491,11 +1818,28 @@ pub struct OwnerReference {
     /// UID of the referent. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids
     pub uid: String,
     /// If true, this reference points to the managing controller.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub controller: Option<bool>,
     /// If true, AND if the owner has the "foregroundDeletion" finalizer, then the owner cannot be deleted from the key-value store until this reference is removed. See https://kubernetes.io/docs/concepts/architecture/garbage-collection/#foreground-deletion for how the garbage collector interacts with this field and enforces the foreground deletion. Defaults to false. To set this field, a user needs "delete" permission of the owner, otherwise 422 (Unprocessable Entity) will be returned.
-    #[serde(rename = "blockOwnerDeletion", skip_serializing_if = "Option::is_none")]
     pub block_owner_deletion: Option<bool>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for OwnerReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w);
+        w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w);
+        w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w);
+        w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w);
+        if !Option::is_none(&self.controller) { w.field("controller"); ::kapi_apimachinery::write::WriteJson::write_json(&self.controller, w); }
+        if !Option::is_none(&self.block_owner_deletion) { w.field("blockOwnerDeletion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.block_owner_deletion, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for OwnerReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for OwnerReference {
@@ -1539,19 +1883,32 @@ impl<'de> ::serde::Deserialize<'de> for OwnerReference {
 /// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadata`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PartialObjectMetadata {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PartialObjectMetadata {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PartialObjectMetadata {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PartialObjectMetadata {
@@ -1588,22 +1945,35 @@ impl<'de> ::serde::Deserialize<'de> for PartialObjectMetadata {
 /// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PartialObjectMetadataList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items contains each of the included items.
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::apimachinery::pkg::apis::meta::v1::PartialObjectMetadata>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PartialObjectMetadataList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PartialObjectMetadataList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PartialObjectMetadataList {
@@ -1641,8 +2011,21 @@ impl<'de> ::serde::Deserialize<'de> for PartialObjectMetadataList {
 /// Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.Patch` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.Patch`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Patch {
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Patch {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Patch {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Patch {
@@ -1673,13 +2056,11 @@ impl<'de> ::serde::Deserialize<'de> for Patch {
 /// PatchOptions is meant to be a superset of UpdateOptions.
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.PatchOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PatchOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// When present, indicates that modifications should not be
     /// persisted. An invalid or unrecognized dryRun directive will
@@ -1688,13 +2069,11 @@ pub struct PatchOptions {
     /// - All: all dry run stages will be processed
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "dryRun", skip_serializing_if = "Vec::is_empty")]
     pub dry_run: Vec<String>,
     /// Force is going to "force" Apply requests. It means user will
     /// re-acquire conflicting fields owned by other people. Force
     /// flag must be unset for non-apply patch requests.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub force: Option<bool>,
     /// fieldManager is a name associated with the actor or entity
     /// that is making these changes. The value must be less than or
@@ -1704,7 +2083,6 @@ pub struct PatchOptions {
     /// (application/apply-patch) but optional for non-apply patch
     /// types (JsonPatch, MergePatch, StrategicMergePatch).
     /// +optional
-    #[serde(rename = "fieldManager", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_manager: Option<String>,
     /// fieldValidation instructs the server on how to handle
     /// objects in the request (POST/PUT/PATCH) containing unknown
@@ -1723,8 +2101,26 @@ pub struct PatchOptions {
     /// duplicate fields are present. The error returned from the server
     /// will contain all unknown and duplicate fields encountered.
     /// +optional
-    #[serde(rename = "fieldValidation", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_validation: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for PatchOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Vec::is_empty(&self.dry_run) { w.field("dryRun"); ::kapi_apimachinery::write::WriteJson::write_json(&self.dry_run, w); }
+        if !Option::is_none(&self.force) { w.field("force"); ::kapi_apimachinery::write::WriteJson::write_json(&self.force, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.field_manager) { w.field("fieldManager"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_manager, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.field_validation) { w.field("fieldValidation"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_validation, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for PatchOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for PatchOptions {
@@ -1766,14 +2162,27 @@ impl<'de> ::serde::Deserialize<'de> for PatchOptions {
 /// Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.Preconditions`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Preconditions {
     /// Specifies the target UID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
     /// Specifies the target ResourceVersion
-    #[serde(rename = "resourceVersion", skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Preconditions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.uid) { w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w); }
+        if !Option::is_none(&self.resource_version) { w.field("resourceVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.resource_version, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Preconditions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Preconditions {
@@ -1808,12 +2217,25 @@ impl<'de> ::serde::Deserialize<'de> for Preconditions {
 /// For example: "/healthz", "/apis".
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.RootPaths`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RootPaths {
     /// paths are the paths available at root.
     /// +listType=atomic
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub paths: Vec<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for RootPaths {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("paths"); ::kapi_apimachinery::go::vec_or_null(&self.paths, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for RootPaths {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for RootPaths {
@@ -1845,14 +2267,27 @@ impl<'de> ::serde::Deserialize<'de> for RootPaths {
 /// ServerAddressByClientCIDR helps the client to determine the server address that they should use, depending on the clientCIDR that they match.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.ServerAddressByClientCIDR`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerAddressByClientCIDR {
     /// The CIDR with which clients can match their IP to figure out the server address that they should use.
-    #[serde(rename = "clientCIDR")]
     pub client_cidr: String,
     /// Address of this server, suitable for a client that matches the above CIDR. This can be a hostname, hostname:port, IP or IP:port.
-    #[serde(rename = "serverAddress")]
     pub server_address: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServerAddressByClientCIDR {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("clientCIDR"); ::kapi_apimachinery::write::WriteJson::write_json(&self.client_cidr, w);
+        w.field("serverAddress"); ::kapi_apimachinery::write::WriteJson::write_json(&self.server_address, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServerAddressByClientCIDR {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServerAddressByClientCIDR {
@@ -1886,10 +2321,24 @@ impl<'de> ::serde::Deserialize<'de> for ServerAddressByClientCIDR {
 /// ShardInfo describes the shard selector that was applied to produce a list response. Its presence on a list response indicates the list is a filtered subset.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.ShardInfo`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ShardInfo {
     /// selector is the shard selector string from the request, echoed back so clients can verify which shard they received and merge responses from multiple shards.
     pub selector: String,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ShardInfo {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("selector"); ::kapi_apimachinery::write::WriteJson::write_json(&self.selector, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ShardInfo {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ShardInfo {
@@ -1921,32 +2370,45 @@ impl<'de> ::serde::Deserialize<'de> for ShardInfo {
 /// Status is a return value for calls that don't return other objects.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.Status` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.Status`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Status {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Status of the operation. One of: "Success" or "Failure". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub status: Option<String>,
     /// A human-readable description of the status of this operation.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// A machine-readable description of why this operation is in the "Failure" status. If this value is empty there is no information available. A Reason clarifies an HTTP status code but does not override it.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Extended data associated with the reason.  Each reason may define its own extended details. This field is optional and the data returned is not guaranteed to conform to any schema except that defined by the reason type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<crate::apimachinery::pkg::apis::meta::v1::StatusDetails>,
     /// Suggested HTTP return code for this status, 0 if not set.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub code: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for Status {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.status) { w.field("status"); ::kapi_apimachinery::write::WriteJson::write_json(&self.status, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !Option::is_none(&self.details) { w.field("details"); ::kapi_apimachinery::write::WriteJson::write_json(&self.details, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.code) { w.field("code"); ::kapi_apimachinery::write::WriteJson::write_json(&self.code, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for Status {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for Status {
@@ -1992,21 +2454,34 @@ impl<'de> ::serde::Deserialize<'de> for Status {
 /// StatusCause provides more information about an api.Status failure, including cases when multiple errors are encountered.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.StatusCause`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatusCause {
     /// A machine-readable description of the cause of the error. If this value is empty there is no information available.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// A human-readable description of the cause of the error.  This field may be presented as-is to a reader.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// The field of the resource that has caused this error, as named by its JSON serialization. May include dot and postfix notation for nested attributes. Arrays are zero-indexed.  Fields may appear more than once in an array of causes due to fields having multiple errors. Optional.
     ///
     /// Examples:
     ///   "name" - the field "name" on the current resource
     ///   "items[0].name" - the field "name" on the first array entry in "items"
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StatusCause {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.field) { w.field("field"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StatusCause {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StatusCause {
@@ -2042,26 +2517,39 @@ impl<'de> ::serde::Deserialize<'de> for StatusCause {
 /// StatusDetails is a set of additional properties that MAY be set by the server to provide additional information about a response. The Reason field of a Status object defines what attributes will be set. Clients must ignore fields that do not match the defined type of each attribute, and should assume that any attribute may be empty, invalid, or under defined.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.StatusDetails`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatusDetails {
     /// The name attribute of the resource associated with the status StatusReason (when there is a single name which can be described).
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// The group attribute of the resource associated with the status StatusReason.
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub group: Option<String>,
     /// The kind attribute of the resource associated with the status StatusReason. On some operations may differ from the requested resource Kind. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// UID of the resource. (when there is a single resource which can be described). More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub uid: Option<String>,
     /// The Causes array includes more details associated with the StatusReason failure. Not all StatusReasons may provide detailed causes.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub causes: Vec<crate::apimachinery::pkg::apis::meta::v1::StatusCause>,
     /// If specified, the time in seconds before the operation should be retried. Some errors may indicate the client must take an alternate action - for those errors this field may indicate how long to wait before taking the alternate action.
-    #[serde(rename = "retryAfterSeconds", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub retry_after_seconds: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for StatusDetails {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.group) { w.field("group"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.uid) { w.field("uid"); ::kapi_apimachinery::write::WriteJson::write_json(&self.uid, w); }
+        if !Vec::is_empty(&self.causes) { w.field("causes"); ::kapi_apimachinery::write::WriteJson::write_json(&self.causes, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.retry_after_seconds) { w.field("retryAfterSeconds"); ::kapi_apimachinery::write::WriteJson::write_json(&self.retry_after_seconds, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for StatusDetails {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for StatusDetails {
@@ -2105,20 +2593,33 @@ impl<'de> ::serde::Deserialize<'de> for StatusDetails {
 /// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.TableOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TableOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// includeObject decides whether to include each object along with its columnar information.
     /// Specifying "None" will return no object, specifying "Object" will return the full object contents, and
     /// specifying "Metadata" (the default) will return the object's metadata in the PartialObjectMetadata kind
     /// in version v1beta1 of the meta.k8s.io API group.
-    #[serde(rename = "includeObject", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub include_object: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TableOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.include_object) { w.field("includeObject"); ::kapi_apimachinery::write::WriteJson::write_json(&self.include_object, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TableOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TableOptions {
@@ -2158,7 +2659,7 @@ impl<'de> ::serde::Deserialize<'de> for TableOptions {
 /// +k8s:deepcopy-gen=false
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.TypeMeta`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TypeMeta {
     /// Kind is a string value representing the REST resource this object represents.
     /// Servers may infer this from the endpoint the client submits requests to.
@@ -2166,15 +2667,28 @@ pub struct TypeMeta {
     /// In CamelCase.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object.
     /// Servers should convert recognized schemas to the latest internal value, and
     /// may reject unrecognized values.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
     /// +optional
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for TypeMeta {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for TypeMeta {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for TypeMeta {
@@ -2209,13 +2723,11 @@ impl<'de> ::serde::Deserialize<'de> for TypeMeta {
 /// All fields in UpdateOptions should also be present in PatchOptions.
 ///
 /// Generated from proto `k8s.io.apimachinery.pkg.apis.meta.v1.UpdateOptions`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct UpdateOptions {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// When present, indicates that modifications should not be
     /// persisted. An invalid or unrecognized dryRun directive will
@@ -2224,14 +2736,12 @@ pub struct UpdateOptions {
     /// - All: all dry run stages will be processed
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "dryRun", skip_serializing_if = "Vec::is_empty")]
     pub dry_run: Vec<String>,
     /// fieldManager is a name associated with the actor or entity
     /// that is making these changes. The value must be less than or
     /// 128 characters long, and only contain printable characters,
     /// as defined by https://golang.org/pkg/unicode/#IsPrint.
     /// +optional
-    #[serde(rename = "fieldManager", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_manager: Option<String>,
     /// fieldValidation instructs the server on how to handle
     /// objects in the request (POST/PUT/PATCH) containing unknown
@@ -2250,8 +2760,25 @@ pub struct UpdateOptions {
     /// duplicate fields are present. The error returned from the server
     /// will contain all unknown and duplicate fields encountered.
     /// +optional
-    #[serde(rename = "fieldValidation", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_validation: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for UpdateOptions {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        if !Vec::is_empty(&self.dry_run) { w.field("dryRun"); ::kapi_apimachinery::write::WriteJson::write_json(&self.dry_run, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.field_manager) { w.field("fieldManager"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_manager, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.field_validation) { w.field("fieldValidation"); ::kapi_apimachinery::write::WriteJson::write_json(&self.field_validation, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for UpdateOptions {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for UpdateOptions {
@@ -2300,16 +2827,20 @@ pub struct Verbs {
     pub items: Vec<String>,
 }
 
+impl ::kapi_apimachinery::write::WriteJson for Verbs {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w);
+    }
+}
+
 /// Event represents a single event to a watched resource.
 ///
 /// Generated from `io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent` (proto `k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent`).
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WatchEvent {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     pub r#type: String,
     /// Object is:
@@ -2318,6 +2849,23 @@ pub struct WatchEvent {
     ///  * If Type is Error: *Status is recommended; other types may make sense
     ///    depending on context.
     pub object: ::kapi_apimachinery::RawExtension,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for WatchEvent {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !Option::is_none(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("type"); ::kapi_apimachinery::write::WriteJson::write_json(&self.r#type, w);
+        w.field("object"); ::kapi_apimachinery::write::WriteJson::write_json(&self.object, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for WatchEvent {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for WatchEvent {

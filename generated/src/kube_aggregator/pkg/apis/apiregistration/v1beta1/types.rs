@@ -4,25 +4,38 @@
 /// Name must be "version.group".
 ///
 /// Generated from proto `k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIService`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIService {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec contains information for locating and communicating with a server
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::kube_aggregator::pkg::apis::apiregistration::v1beta1::APIServiceSpec>,
     /// Status contains derived information about an API server
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::kube_aggregator::pkg::apis::apiregistration::v1beta1::APIServiceStatus>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for APIService {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("spec"); ::kapi_apimachinery::go::opt_or_default(&self.spec, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for APIService {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for APIService {
@@ -62,27 +75,40 @@ impl<'de> ::serde::Deserialize<'de> for APIService {
 /// APIServiceCondition describes the state of an APIService at a particular point
 ///
 /// Generated from proto `k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIServiceCondition`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIServiceCondition {
     /// Type is the type of the condition.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// Status is the status of the condition.
     /// Can be True, False, Unknown.
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// Last time the condition transitioned from one status to another.
     /// +optional
-    #[serde(rename = "lastTransitionTime", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// Unique, one-word, CamelCase reason for the condition's last transition.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// Human-readable message indicating details about last transition.
     /// +optional
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for APIServiceCondition {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        w.field("type"); ::kapi_apimachinery::go::opt_or_default(&self.r#type, w);
+        w.field("status"); ::kapi_apimachinery::go::opt_or_default(&self.status, w);
+        w.field("lastTransitionTime"); ::kapi_apimachinery::go::opt_or_default(&self.last_transition_time, w);
+        if !::kapi_apimachinery::go::opt_is_zero(&self.reason) { w.field("reason"); ::kapi_apimachinery::write::WriteJson::write_json(&self.reason, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.message) { w.field("message"); ::kapi_apimachinery::write::WriteJson::write_json(&self.message, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for APIServiceCondition {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for APIServiceCondition {
@@ -122,22 +148,35 @@ impl<'de> ::serde::Deserialize<'de> for APIServiceCondition {
 /// APIServiceList is a list of APIService objects.
 ///
 /// Generated from proto `k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIServiceList`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIServiceList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// Items is the list of APIService
-    #[serde(serialize_with = "::kapi_apimachinery::go::vec_or_null")]
     pub items: Vec<crate::kube_aggregator::pkg::apis::apiregistration::v1beta1::APIService>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for APIServiceList {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.kind) { w.field("kind"); ::kapi_apimachinery::write::WriteJson::write_json(&self.kind, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.api_version) { w.field("apiVersion"); ::kapi_apimachinery::write::WriteJson::write_json(&self.api_version, w); }
+        w.field("metadata"); ::kapi_apimachinery::go::opt_or_default(&self.metadata, w);
+        w.field("items"); ::kapi_apimachinery::go::vec_or_null(&self.items, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for APIServiceList {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for APIServiceList {
@@ -176,30 +215,25 @@ impl<'de> ::serde::Deserialize<'de> for APIServiceList {
 /// Only https is supported, though you are able to disable certificate verification.
 ///
 /// Generated from proto `k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIServiceSpec`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIServiceSpec {
     /// Service is a reference to the service for this API server.  It must communicate
     /// on port 443.
     /// If the Service is nil, that means the handling for the API groupversion is handled locally on this server.
     /// The call will simply delegate to the normal handler chain to be fulfilled.
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<crate::kube_aggregator::pkg::apis::apiregistration::v1beta1::ServiceReference>,
     /// Group is the API group name this server hosts
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub group: Option<String>,
     /// Version is the API version this server hosts.  For example, "v1"
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub version: Option<String>,
     /// InsecureSkipTLSVerify disables TLS certificate verification when communicating with this server.
     /// This is strongly discouraged.  You should use the CABundle instead.
-    #[serde(rename = "insecureSkipTLSVerify", skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub insecure_skip_tls_verify: Option<bool>,
     /// CABundle is a PEM encoded CA bundle which will be used to validate an API server's serving certificate.
     /// If unspecified, system trust roots on the apiserver are used.
     /// +listType=atomic
     /// +optional
-    #[serde(rename = "caBundle", skip_serializing_if = "::kapi_apimachinery::go::bytes_opt_is_empty", serialize_with = "::kapi_apimachinery::serde_bytes::base64_option::serialize")]
     pub ca_bundle: Option<Vec<u8>>,
     /// GroupPriorityMinimum is the priority this group should have at least. Higher priority means that the group is preferred by clients over lower priority ones.
     /// Note that other versions of this group might specify even higher GroupPriorityMinimum values such that the whole group gets a higher priority.
@@ -207,7 +241,6 @@ pub struct APIServiceSpec {
     /// The secondary sort is based on the alphabetical comparison of the name of the object.  (v1.bar before v1.foo)
     /// We'd recommend something like: *.k8s.io (except extensions) at 18000 and
     /// PaaSes (OpenShift, Deis) are recommended to be in the 2000s
-    #[serde(rename = "groupPriorityMinimum", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub group_priority_minimum: Option<i32>,
     /// VersionPriority controls the ordering of this API version inside of its group.  Must be greater than zero.
     /// The primary sort is based on VersionPriority, ordered highest to lowest (20 before 10).
@@ -219,8 +252,27 @@ pub struct APIServiceSpec {
     /// by GA > beta > alpha (where GA is a version with no suffix such as beta or alpha), and then by comparing major
     /// version, then minor version. An example sorted list of versions:
     /// v10, v2, v1, v11beta2, v10beta3, v3beta1, v12alpha1, v11alpha2, foo1, foo10.
-    #[serde(rename = "versionPriority", serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub version_priority: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for APIServiceSpec {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Option::is_none(&self.service) { w.field("service"); ::kapi_apimachinery::write::WriteJson::write_json(&self.service, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.group) { w.field("group"); ::kapi_apimachinery::write::WriteJson::write_json(&self.group, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.version) { w.field("version"); ::kapi_apimachinery::write::WriteJson::write_json(&self.version, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.insecure_skip_tls_verify) { w.field("insecureSkipTLSVerify"); ::kapi_apimachinery::write::WriteJson::write_json(&self.insecure_skip_tls_verify, w); }
+        if !::kapi_apimachinery::go::bytes_opt_is_empty(&self.ca_bundle) { w.field("caBundle"); ::kapi_apimachinery::serde_bytes::base64_option::write(&self.ca_bundle, w); }
+        w.field("groupPriorityMinimum"); ::kapi_apimachinery::go::opt_or_default(&self.group_priority_minimum, w);
+        w.field("versionPriority"); ::kapi_apimachinery::go::opt_or_default(&self.version_priority, w);
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for APIServiceSpec {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for APIServiceSpec {
@@ -264,7 +316,7 @@ impl<'de> ::serde::Deserialize<'de> for APIServiceSpec {
 /// APIServiceStatus contains derived information about an API server
 ///
 /// Generated from proto `k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.APIServiceStatus`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct APIServiceStatus {
     /// Current service state of apiService.
     /// +optional
@@ -272,8 +324,21 @@ pub struct APIServiceStatus {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=type
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<crate::kube_aggregator::pkg::apis::apiregistration::v1beta1::APIServiceCondition>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for APIServiceStatus {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !Vec::is_empty(&self.conditions) { w.field("conditions"); ::kapi_apimachinery::write::WriteJson::write_json(&self.conditions, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for APIServiceStatus {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for APIServiceStatus {
@@ -305,20 +370,33 @@ impl<'de> ::serde::Deserialize<'de> for APIServiceStatus {
 /// ServiceReference holds a reference to Service.legacy.k8s.io
 ///
 /// Generated from proto `k8s.io.kube_aggregator.pkg.apis.apiregistration.v1beta1.ServiceReference`.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServiceReference {
     /// Namespace is the namespace of the service
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
     /// Name is the name of the service
-    #[serde(skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// If specified, the port on the service that hosting webhook.
     /// Default to 443 for backward compatibility.
     /// `port` should be a valid port number (1-65535, inclusive).
     /// +optional
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
+}
+
+impl ::kapi_apimachinery::write::WriteJson for ServiceReference {
+    fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
+        w.begin_object();
+        if !::kapi_apimachinery::go::opt_is_zero(&self.namespace) { w.field("namespace"); ::kapi_apimachinery::write::WriteJson::write_json(&self.namespace, w); }
+        if !::kapi_apimachinery::go::opt_is_zero(&self.name) { w.field("name"); ::kapi_apimachinery::write::WriteJson::write_json(&self.name, w); }
+        if !Option::is_none(&self.port) { w.field("port"); ::kapi_apimachinery::write::WriteJson::write_json(&self.port, w); }
+        w.end_object();
+    }
+}
+
+impl ::serde::Serialize for ServiceReference {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ::kapi_apimachinery::write::serialize(self, serializer)
+    }
 }
 
 impl ::kapi_apimachinery::read::ReadFields for ServiceReference {
