@@ -27,6 +27,8 @@ use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use crate::write::{JsonWriter, WriteJson};
+
 /// What the schema type must provide; the generated `JSONSchemaProps` has all of it.
 pub trait Schema: prost::Message + Default + Clone + PartialEq + Debug + Serialize + DeserializeOwned {}
 
@@ -67,6 +69,17 @@ impl<T: Serialize> Serialize for JsonSchemaPropsOrBool<T> {
         match &self.schema {
             Some(schema) => schema.serialize(serializer),
             None => serializer.serialize_bool(self.allows),
+        }
+    }
+}
+
+/// As its `Serialize`, without going through serde (a schema's nested schemas are written by the
+/// same writer).
+impl<T: WriteJson> WriteJson for JsonSchemaPropsOrBool<T> {
+    fn write_json(&self, w: &mut JsonWriter<'_>) {
+        match &self.schema {
+            Some(schema) => schema.write_json(w),
+            None => w.bool(self.allows),
         }
     }
 }
@@ -212,6 +225,16 @@ macro_rules! ignore_other_json_values {
     };
 }
 
+/// As its `Serialize`.
+impl<T: WriteJson> WriteJson for JsonSchemaPropsOrArray<T> {
+    fn write_json(&self, w: &mut JsonWriter<'_>) {
+        if !self.json_schemas.is_empty() {
+            return self.json_schemas.write_json(w);
+        }
+        self.schema.write_json(w);
+    }
+}
+
 impl<'de, T: DeserializeOwned + Default> Deserialize<'de> for JsonSchemaPropsOrArray<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct OrArrayVisitor<T>(PhantomData<T>);
@@ -307,6 +330,16 @@ impl<T: Serialize> Serialize for JsonSchemaPropsOrStringArray<T> {
     }
 }
 
+/// As its `Serialize`.
+impl<T: WriteJson> WriteJson for JsonSchemaPropsOrStringArray<T> {
+    fn write_json(&self, w: &mut JsonWriter<'_>) {
+        if !self.property.is_empty() {
+            return self.property.write_json(w);
+        }
+        self.schema.write_json(w);
+    }
+}
+
 impl<'de, T: DeserializeOwned> Deserialize<'de> for JsonSchemaPropsOrStringArray<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct OrStringArrayVisitor<T>(PhantomData<T>);
@@ -379,6 +412,48 @@ mod tests {
         #[prost(message, optional, tag = "3")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
         items: Option<JsonSchemaPropsOrArray<TestSchema>>,
+    }
+
+    /// Written as the generated `JSONSchemaProps` writes itself: by field, with the same rules
+    /// as the serde attributes above.
+    impl WriteJson for TestSchema {
+        fn write_json(&self, w: &mut JsonWriter<'_>) {
+            w.begin_object();
+            if !self.type_.is_empty() {
+                w.field("type");
+                self.type_.write_json(w);
+            }
+            if self.additional_properties.is_some() {
+                w.field("additionalProperties");
+                self.additional_properties.write_json(w);
+            }
+            if self.items.is_some() {
+                w.field("items");
+                self.items.write_json(w);
+            }
+            w.end_object();
+        }
+    }
+
+    #[test]
+    fn written_as_serialized() {
+        let odd = OrBool { allows: false, schema: Some(Box::new(schema("x"))) };
+        let both = OrArray { schema: Some(Box::new(schema("a"))), json_schemas: vec![schema("b")] };
+        let nested = r#"{"type":"object","additionalProperties":{"type":"array","items":[{"additionalProperties":false}]}}"#;
+        for value in [
+            TestSchema { additional_properties: Some(odd), items: Some(both), ..schema("t") },
+            TestSchema { additional_properties: Some(OrBool::from_bool(true)), items: Some(OrArray::default()), ..schema("") },
+            TestSchema { items: Some(OrArray::from_schema(schema("a"))), ..schema("") },
+            serde_json::from_str(nested).unwrap(),
+        ] {
+            let written = String::from_utf8(crate::write::to_vec(&value).unwrap()).unwrap();
+            assert_eq!(written, serde_json::to_string(&value).unwrap());
+            assert_eq!(crate::write::to_value(&value).unwrap(), serde_json::to_value(&value).unwrap());
+        }
+        for strings in [OrStrings::default(), OrStrings::from_schema(schema("a")), OrStrings { schema: None, property: vec!["x".into()] }] {
+            let written = String::from_utf8(crate::write::to_vec(&strings).unwrap()).unwrap();
+            assert_eq!(written, serde_json::to_string(&strings).unwrap());
+        }
     }
 
     fn schema(type_: &str) -> TestSchema {

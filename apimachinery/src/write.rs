@@ -337,24 +337,6 @@ written_by_serde!(
     crate::Json,
 );
 
-impl<T: crate::schema_or::Schema> WriteJson for crate::JsonSchemaPropsOrBool<T> {
-    fn write_json(&self, w: &mut JsonWriter<'_>) {
-        w.serde(self);
-    }
-}
-
-impl<T: crate::schema_or::Schema> WriteJson for crate::JsonSchemaPropsOrArray<T> {
-    fn write_json(&self, w: &mut JsonWriter<'_>) {
-        w.serde(self);
-    }
-}
-
-impl<T: crate::schema_or::Schema> WriteJson for crate::JsonSchemaPropsOrStringArray<T> {
-    fn write_json(&self, w: &mut JsonWriter<'_>) {
-        w.serde(self);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
