@@ -257,7 +257,7 @@ impl<T: Object> DynKind for KindOf<T> {
     }
 
     fn read_value(&self, value: serde_json::Value) -> Result<Box<dyn DynObject>, serde_json::Error> {
-        Ok(Box::new(serde_json::from_value::<T>(value)?))
+        Ok(Box::new(<T as crate::read::FromValue>::from_value(value)?))
     }
 
     fn convert_hub(&self, hub: Hub) -> Result<Box<dyn DynObject>, Hub> {

@@ -83,6 +83,7 @@ pub trait Object:
     + Serialize
     + DeserializeOwned
     + crate::write::WriteJson
+    + crate::read::FromValue
     + TypeInfo
     + crate::Walk
     + Send

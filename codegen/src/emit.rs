@@ -489,8 +489,9 @@ struct TypeView {
     transparent: bool,
     proto: bool,
     fields: Vec<FieldView>,
-    /// The `WriteJson`, `Serialize` ([`write_impls`]) and `Deserialize` ([`read_impls`]) of
-    /// the struct (a transparent one's `WriteJson` only: serde's derive writes the rest).
+    /// The `WriteJson`, `Serialize` ([`write_impls`]), `Deserialize` and `FromValue`
+    /// ([`read_impls`]) of the struct (a transparent one's `WriteJson` and `FromValue` only:
+    /// serde's derive writes the rest).
     json_impls: String,
     proto_fields: Vec<ProtoFieldView>,
 }
@@ -536,12 +537,19 @@ fn type_view(t: &TypeDef, p: &Package) -> TypeView {
     let fields: Vec<FieldView> = t.fields.iter().flat_map(|f| f.flattened()).map(|f| field_view(f, p)).collect();
     let json_impls = match fields.as_slice() {
         [only] if t.transparent_list => format!(
-            "impl ::kapi_apimachinery::write::WriteJson for {} {{
+            "impl ::kapi_apimachinery::write::WriteJson for {name} {{
     fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {{
-        ::kapi_apimachinery::write::WriteJson::write_json(&self.{}, w);
+        ::kapi_apimachinery::write::WriteJson::write_json(&self.{field}, w);
+    }}
+}}
+
+impl ::kapi_apimachinery::read::FromValue for {name} {{
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {{
+        Ok(Self {{ {field}: ::kapi_apimachinery::read::FromValue::from_value(value)? }})
     }}
 }}",
-            t.name, only.rust_name
+            name = t.name,
+            field = only.rust_name
         ),
         _ => {
             let writes: Vec<_> = fields.iter().map(|f| f.write.as_str()).collect();
@@ -724,9 +732,10 @@ pub enum FieldRead {
     Base64,
 }
 
-/// The `ReadFields` and `Deserialize` implementations of a generated struct whose fields are
-/// `(JSON name, Rust name, how it is read)`: the JSON object's keys looked up with a `match`,
-/// the values read by `kapi_apimachinery::read`'s shared visitor.
+/// The `ReadFields`, `FromValue` and `Deserialize` implementations of a generated struct whose
+/// fields are `(JSON name, Rust name, how it is read)`: the JSON object's keys looked up with a
+/// `match`, the values read by `kapi_apimachinery::read`'s shared visitor (from JSON text) or
+/// by `struct_from_value` (from a `serde_json::Value`).
 pub fn read_impls(name: &str, fields: &[(&str, &str, FieldRead)]) -> String {
     let keys: String = fields.iter().enumerate().map(|(i, (json, _, _))| format!("            {json:?} => Some({i}),\n")).collect();
     let reads: String = fields
@@ -737,6 +746,20 @@ pub fn read_impls(name: &str, fields: &[(&str, &str, FieldRead)]) -> String {
                 FieldRead::Plain => "map.next_value()?".to_owned(),
                 FieldRead::NullAsDefault => "map.next_value::<::kapi_apimachinery::serde_null::NullAsDefault<_>>()?.0".to_owned(),
                 FieldRead::Base64 => "map.next_value::<::kapi_apimachinery::serde_bytes::Base64<_>>()?.0".to_owned(),
+            };
+            format!("            {i} => self.{rust} = {value},\n")
+        })
+        .collect();
+    let value_reads: String = fields
+        .iter()
+        .enumerate()
+        .map(|(i, (_, rust, read))| {
+            let value = match read {
+                FieldRead::Plain => "::kapi_apimachinery::read::FromValue::from_value(value)?",
+                FieldRead::NullAsDefault => "::kapi_apimachinery::read::null_as_default(value)?",
+                FieldRead::Base64 => {
+                    "<::kapi_apimachinery::serde_bytes::Base64<_> as ::kapi_apimachinery::read::FromValue>::from_value(value)?.0"
+                }
             };
             format!("            {i} => self.{rust} = {value},\n")
         })
@@ -757,6 +780,20 @@ pub fn read_impls(name: &str, fields: &[(&str, &str, FieldRead)]) -> String {
 {reads}            _ => {{}}
         }}
         Ok(())
+    }}
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {{
+        match index {{
+{value_reads}            _ => {{}}
+        }}
+        Ok(())
+    }}
+}}
+
+impl ::kapi_apimachinery::read::FromValue for {name} {{
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {{
+        ::kapi_apimachinery::read::struct_from_value(value)
     }}
 }}
 

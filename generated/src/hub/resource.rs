@@ -70,6 +70,27 @@ impl ::kapi_apimachinery::read::ReadFields for AllocatedDeviceStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.driver = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.pool = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.device = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.share_id = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.data = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.network_data = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for AllocatedDeviceStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for AllocatedDeviceStatus {
@@ -126,6 +147,23 @@ impl ::kapi_apimachinery::read::ReadFields for AllocationResult {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.devices = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.node_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.allocation_timestamp = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for AllocationResult {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -229,6 +267,32 @@ impl ::kapi_apimachinery::read::ReadFields for BasicDevice {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.attributes = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.capacity = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.consumes_counters = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.node_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.node_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.all_nodes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.taints = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.binds_to_node = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.binding_conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            9 => self.binding_failure_conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            10 => self.allow_multiple_allocations = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.node_allocatable_resource_mappings = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for BasicDevice {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for BasicDevice {
@@ -275,6 +339,21 @@ impl ::kapi_apimachinery::read::ReadFields for CELDeviceSelector {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.expression = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CELDeviceSelector {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -333,6 +412,23 @@ impl ::kapi_apimachinery::read::ReadFields for CapacityRequestPolicy {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.default = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.valid_values = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.valid_range = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CapacityRequestPolicy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CapacityRequestPolicy {
@@ -390,6 +486,23 @@ impl ::kapi_apimachinery::read::ReadFields for CapacityRequestPolicyRange {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.min = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.max = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.step = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CapacityRequestPolicyRange {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CapacityRequestPolicyRange {
@@ -437,6 +550,21 @@ impl ::kapi_apimachinery::read::ReadFields for CapacityRequirements {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.requests = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CapacityRequirements {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CapacityRequirements {
@@ -483,6 +611,21 @@ impl ::kapi_apimachinery::read::ReadFields for Counter {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.value = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Counter {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -535,6 +678,22 @@ impl ::kapi_apimachinery::read::ReadFields for CounterSet {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.counters = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CounterSet {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -648,6 +807,34 @@ impl ::kapi_apimachinery::read::ReadFields for Device {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.attributes = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.capacity = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.consumes_counters = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.node_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.node_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.all_nodes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.taints = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.binds_to_node = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.binding_conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            10 => self.binding_failure_conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            11 => self.allow_multiple_allocations = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            12 => self.node_allocatable_resource_mappings = ::kapi_apimachinery::read::null_as_default(value)?,
+            13 => self.basic = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Device {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Device {
@@ -705,6 +892,23 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceAllocationConfiguration {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.source = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.requests = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.opaque = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceAllocationConfiguration {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceAllocationConfiguration {
@@ -756,6 +960,22 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceAllocationResult {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.results = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.config = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceAllocationResult {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -839,6 +1059,28 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceAttribute {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.int = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.bool = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.string = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.ints = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.bools = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.strings = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.versions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceAttribute {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceAttribute {
@@ -890,6 +1132,22 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceCapacity {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.value = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.request_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceCapacity {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -948,6 +1206,23 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceClaim {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.requests = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.constraints = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.config = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceClaim {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceClaim {
@@ -999,6 +1274,22 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceClaimConfiguration {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.requests = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.opaque = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceClaimConfiguration {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1061,6 +1352,24 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceClass {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceClass {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1144,6 +1453,21 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceClassConfiguration {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.opaque = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceClassConfiguration {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceClassConfiguration {
@@ -1205,6 +1529,24 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceClassList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceClassList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1298,6 +1640,23 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceClassSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.selectors = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.config = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.extended_resource_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceClassSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceClassSpec {
@@ -1355,6 +1714,23 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceConstraint {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.requests = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.match_attribute = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.distinct_attribute = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceConstraint {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceConstraint {
@@ -1406,6 +1782,22 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceCounterConsumption {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.counter_set = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.counters = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceCounterConsumption {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1499,6 +1891,30 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceRequest {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.exactly = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.first_available = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.device_class_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.selectors = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.allocation_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.admin_access = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.tolerations = ::kapi_apimachinery::read::null_as_default(value)?,
+            9 => self.capacity = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceRequest {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceRequest {
@@ -1591,6 +2007,30 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceRequestAllocationResult {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.request = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.driver = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.pool = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.device = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.admin_access = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.tolerations = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.binding_conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.binding_failure_conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.share_id = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.consumed_capacity = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceRequestAllocationResult {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceRequestAllocationResult {
@@ -1637,6 +2077,21 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceSelector {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.cel = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceSelector {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1715,6 +2170,27 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceSubRequest {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.device_class_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.selectors = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.allocation_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.tolerations = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.capacity = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceSubRequest {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceSubRequest {
@@ -1776,6 +2252,24 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceTaint {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.key = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.effect = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.time_added = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceTaint {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1843,6 +2337,25 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRule {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceTaintRule {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1941,6 +2454,24 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRuleList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceTaintRuleList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceTaintRuleList {
@@ -2028,6 +2559,22 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRuleSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.device_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.taint = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceTaintRuleSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceTaintRuleSpec {
@@ -2074,6 +2621,21 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceTaintRuleStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceTaintRuleStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2131,6 +2693,23 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceTaintSelector {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.driver = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.pool = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.device = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceTaintSelector {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2198,6 +2777,25 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceToleration {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.key = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.operator = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.effect = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.toleration_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceToleration {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2276,6 +2874,27 @@ impl ::kapi_apimachinery::read::ReadFields for ExactDeviceRequest {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.device_class_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.selectors = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.allocation_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.admin_access = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.tolerations = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.capacity = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ExactDeviceRequest {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ExactDeviceRequest {
@@ -2333,6 +2952,23 @@ impl ::kapi_apimachinery::read::ReadFields for NetworkDeviceData {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.interface_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.ips = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.hardware_address = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NetworkDeviceData {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NetworkDeviceData {
@@ -2385,6 +3021,22 @@ impl ::kapi_apimachinery::read::ReadFields for NodeAllocatableResourceMapping {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.capacity_key = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.allocation_multiplier = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeAllocatableResourceMapping {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NodeAllocatableResourceMapping {
@@ -2436,6 +3088,22 @@ impl ::kapi_apimachinery::read::ReadFields for OpaqueDeviceConfiguration {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.driver = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.parameters = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for OpaqueDeviceConfiguration {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2529,6 +3197,30 @@ impl ::kapi_apimachinery::read::ReadFields for PoolStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.driver = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.pool_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.generation = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.resource_slice_count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.total_devices = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.allocated_devices = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.available_devices = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.unavailable_devices = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.node_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.validation_error = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PoolStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PoolStatus {
@@ -2595,6 +3287,25 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaim {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaim {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2693,6 +3404,24 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaimConsumerReference {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.api_group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.resource = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.uid = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaimConsumerReference {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceClaimConsumerReference {
@@ -2754,6 +3483,24 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaimList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaimList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2837,6 +3584,21 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaimSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.devices = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaimSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceClaimSpec {
@@ -2893,6 +3655,23 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaimStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.allocation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.reserved_for = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.devices = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaimStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2955,6 +3734,24 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaimTemplate {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaimTemplate {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -3053,6 +3850,24 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaimTemplateList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaimTemplateList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceClaimTemplateList {
@@ -3140,6 +3955,22 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaimTemplateSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaimTemplateSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceClaimTemplateSpec {
@@ -3196,6 +4027,23 @@ impl ::kapi_apimachinery::read::ReadFields for ResourcePool {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.generation = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.resource_slice_count = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourcePool {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -3263,6 +4111,25 @@ impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequest {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourcePoolStatusRequest {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -3361,6 +4228,24 @@ impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequestList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourcePoolStatusRequestList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourcePoolStatusRequestList {
@@ -3453,6 +4338,23 @@ impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequestSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.driver = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.pool_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.limit = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourcePoolStatusRequestSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourcePoolStatusRequestSpec {
@@ -3509,6 +4411,23 @@ impl ::kapi_apimachinery::read::ReadFields for ResourcePoolStatusRequestStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.pool_count = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.pools = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourcePoolStatusRequestStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -3571,6 +4490,24 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceSlice {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceSlice {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -3668,6 +4605,24 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceSliceList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceSliceList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -3785,6 +4740,28 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceSliceSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.driver = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.pool = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.node_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.node_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.all_nodes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.devices = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.per_device_node_selection = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.shared_counters = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceSliceSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

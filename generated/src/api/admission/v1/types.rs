@@ -156,6 +156,35 @@ impl ::kapi_apimachinery::read::ReadFields for AdmissionRequest {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.uid = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.resource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.sub_resource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.request_kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.request_resource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.request_sub_resource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.namespace = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.operation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.user_info = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.object = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            12 => self.old_object = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            13 => self.dry_run = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            14 => self.options = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for AdmissionRequest {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for AdmissionRequest {
@@ -251,6 +280,27 @@ impl ::kapi_apimachinery::read::ReadFields for AdmissionResponse {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.uid = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.allowed = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.patch = <::kapi_apimachinery::serde_bytes::Base64<_> as ::kapi_apimachinery::read::FromValue>::from_value(value)?.0,
+            4 => self.patch_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.audit_annotations = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.warnings = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for AdmissionResponse {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for AdmissionResponse {
@@ -316,6 +366,24 @@ impl ::kapi_apimachinery::read::ReadFields for AdmissionReview {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.request = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.response = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for AdmissionReview {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

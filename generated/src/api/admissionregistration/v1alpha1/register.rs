@@ -49,7 +49,7 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicy {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicy>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicy_from_hub(h))
+        <crate::hub::admissionregistration::MutatingAdmissionPolicy as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicy_from_hub(h))
     }
 }
 
@@ -101,7 +101,7 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBinding {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicyBinding>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBinding_from_hub(h))
+        <crate::hub::admissionregistration::MutatingAdmissionPolicyBinding as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBinding_from_hub(h))
     }
 }
 
@@ -149,7 +149,7 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBindingList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBindingList_from_hub(h))
+        <crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBindingList_from_hub(h))
     }
 }
 
@@ -197,7 +197,7 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicyList>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyList_from_hub(h))
+        <crate::hub::admissionregistration::MutatingAdmissionPolicyList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyList_from_hub(h))
     }
 }
 
@@ -257,7 +257,7 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicy {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicy>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicy_from_hub(h))
+        <crate::hub::admissionregistration::ValidatingAdmissionPolicy as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicy_from_hub(h))
     }
 }
 
@@ -309,7 +309,7 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBinding {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBinding_from_hub(h))
+        <crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBinding_from_hub(h))
     }
 }
 
@@ -357,7 +357,7 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBindingList
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBindingList_from_hub(h))
+        <crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBindingList_from_hub(h))
     }
 }
 
@@ -405,6 +405,6 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicyList>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyList_from_hub(h))
+        <crate::hub::admissionregistration::ValidatingAdmissionPolicyList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyList_from_hub(h))
     }
 }

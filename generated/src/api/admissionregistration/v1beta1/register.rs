@@ -49,7 +49,7 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicy {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicy>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicy_from_hub(h))
+        <crate::hub::admissionregistration::MutatingAdmissionPolicy as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicy_from_hub(h))
     }
 }
 
@@ -101,7 +101,7 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBinding {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicyBinding>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyBinding_from_hub(h))
+        <crate::hub::admissionregistration::MutatingAdmissionPolicyBinding as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyBinding_from_hub(h))
     }
 }
 
@@ -149,7 +149,7 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBindingList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyBindingList_from_hub(h))
+        <crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyBindingList_from_hub(h))
     }
 }
 
@@ -197,7 +197,7 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicyList>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyList_from_hub(h))
+        <crate::hub::admissionregistration::MutatingAdmissionPolicyList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyList_from_hub(h))
     }
 }
 
@@ -245,7 +245,7 @@ impl ::kapi_apimachinery::Object for super::MutatingWebhookConfiguration {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingWebhookConfiguration>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingWebhookConfiguration_from_hub(h))
+        <crate::hub::admissionregistration::MutatingWebhookConfiguration as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingWebhookConfiguration_from_hub(h))
     }
 }
 
@@ -293,7 +293,7 @@ impl ::kapi_apimachinery::Object for super::MutatingWebhookConfigurationList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingWebhookConfigurationList>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingWebhookConfigurationList_from_hub(h))
+        <crate::hub::admissionregistration::MutatingWebhookConfigurationList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingWebhookConfigurationList_from_hub(h))
     }
 }
 
@@ -353,7 +353,7 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicy {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicy>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicy_from_hub(h))
+        <crate::hub::admissionregistration::ValidatingAdmissionPolicy as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicy_from_hub(h))
     }
 }
 
@@ -405,7 +405,7 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBinding {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyBinding_from_hub(h))
+        <crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyBinding_from_hub(h))
     }
 }
 
@@ -453,7 +453,7 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBindingList
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyBindingList_from_hub(h))
+        <crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyBindingList_from_hub(h))
     }
 }
 
@@ -501,7 +501,7 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicyList>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyList_from_hub(h))
+        <crate::hub::admissionregistration::ValidatingAdmissionPolicyList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyList_from_hub(h))
     }
 }
 
@@ -549,7 +549,7 @@ impl ::kapi_apimachinery::Object for super::ValidatingWebhookConfiguration {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingWebhookConfiguration>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingWebhookConfiguration_from_hub(h))
+        <crate::hub::admissionregistration::ValidatingWebhookConfiguration as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingWebhookConfiguration_from_hub(h))
     }
 }
 
@@ -597,6 +597,6 @@ impl ::kapi_apimachinery::Object for super::ValidatingWebhookConfigurationList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingWebhookConfigurationList>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingWebhookConfigurationList_from_hub(h))
+        <crate::hub::admissionregistration::ValidatingWebhookConfigurationList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingWebhookConfigurationList_from_hub(h))
     }
 }

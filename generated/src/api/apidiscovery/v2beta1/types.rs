@@ -66,6 +66,24 @@ impl ::kapi_apimachinery::read::ReadFields for APIGroupDiscovery {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.versions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for APIGroupDiscovery {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for APIGroupDiscovery {
@@ -134,6 +152,24 @@ impl ::kapi_apimachinery::read::ReadFields for APIGroupDiscoveryList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for APIGroupDiscoveryList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -235,6 +271,28 @@ impl ::kapi_apimachinery::read::ReadFields for APIResourceDiscovery {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.resource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.response_kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.scope = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.singular_resource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.verbs = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.short_names = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.categories = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.subresources = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for APIResourceDiscovery {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for APIResourceDiscovery {
@@ -314,6 +372,24 @@ impl ::kapi_apimachinery::read::ReadFields for APISubresourceDiscovery {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.subresource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.response_kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.accepted_types = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.verbs = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for APISubresourceDiscovery {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for APISubresourceDiscovery {
@@ -380,6 +456,23 @@ impl ::kapi_apimachinery::read::ReadFields for APIVersionDiscovery {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.resources = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.freshness = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for APIVersionDiscovery {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

@@ -56,6 +56,24 @@ impl ::kapi_apimachinery::read::ReadFields for ServerStorageVersion {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.api_server_id = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.encoding_version = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.decodable_versions = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.served_versions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ServerStorageVersion {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ServerStorageVersion {
@@ -124,6 +142,25 @@ impl ::kapi_apimachinery::read::ReadFields for StorageVersion {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StorageVersion {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -199,6 +236,26 @@ impl ::kapi_apimachinery::read::ReadFields for StorageVersionCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.status = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.reason = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.message = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StorageVersionCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for StorageVersionCondition {
@@ -263,6 +320,24 @@ impl ::kapi_apimachinery::read::ReadFields for StorageVersionList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StorageVersionList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for StorageVersionList {
@@ -306,6 +381,20 @@ impl ::kapi_apimachinery::read::ReadFields for StorageVersionSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StorageVersionSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -365,6 +454,23 @@ impl ::kapi_apimachinery::read::ReadFields for StorageVersionStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.storage_versions = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.common_encoding_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StorageVersionStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

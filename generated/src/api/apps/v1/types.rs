@@ -61,6 +61,25 @@ impl ::kapi_apimachinery::read::ReadFields for ControllerRevision {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.data = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.revision = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ControllerRevision {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ControllerRevision {
@@ -124,6 +143,24 @@ impl ::kapi_apimachinery::read::ReadFields for ControllerRevisionList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ControllerRevisionList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -194,6 +231,25 @@ impl ::kapi_apimachinery::read::ReadFields for DaemonSet {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DaemonSet {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DaemonSet {
@@ -263,6 +319,25 @@ impl ::kapi_apimachinery::read::ReadFields for DaemonSetCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.status = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DaemonSetCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DaemonSetCondition {
@@ -326,6 +401,24 @@ impl ::kapi_apimachinery::read::ReadFields for DaemonSetList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DaemonSetList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -395,6 +488,25 @@ impl ::kapi_apimachinery::read::ReadFields for DaemonSetSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.selector = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.template = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.update_strategy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.min_ready_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.revision_history_limit = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DaemonSetSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -490,6 +602,30 @@ impl ::kapi_apimachinery::read::ReadFields for DaemonSetStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.current_number_scheduled = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.number_misscheduled = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.desired_number_scheduled = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.number_ready = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.updated_number_scheduled = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.number_available = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.number_unavailable = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.collision_count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DaemonSetStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DaemonSetStatus {
@@ -543,6 +679,22 @@ impl ::kapi_apimachinery::read::ReadFields for DaemonSetUpdateStrategy {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.rolling_update = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DaemonSetUpdateStrategy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -612,6 +764,25 @@ impl ::kapi_apimachinery::read::ReadFields for Deployment {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Deployment {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -687,6 +858,26 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.status = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.last_update_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeploymentCondition {
@@ -750,6 +941,24 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -834,6 +1043,28 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.selector = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.template = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.strategy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.min_ready_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.revision_history_limit = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.paused = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.progress_deadline_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -926,6 +1157,29 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.updated_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.ready_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.available_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.unavailable_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.terminating_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.collision_count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeploymentStatus {
@@ -979,6 +1233,22 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentStrategy {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.rolling_update = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentStrategy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1049,6 +1319,25 @@ impl ::kapi_apimachinery::read::ReadFields for ReplicaSet {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ReplicaSet {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ReplicaSet {
@@ -1118,6 +1407,25 @@ impl ::kapi_apimachinery::read::ReadFields for ReplicaSetCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.status = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ReplicaSetCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ReplicaSetCondition {
@@ -1182,6 +1490,24 @@ impl ::kapi_apimachinery::read::ReadFields for ReplicaSetList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ReplicaSetList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ReplicaSetList {
@@ -1245,6 +1571,24 @@ impl ::kapi_apimachinery::read::ReadFields for ReplicaSetSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.min_ready_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.selector = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.template = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ReplicaSetSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1327,6 +1671,27 @@ impl ::kapi_apimachinery::read::ReadFields for ReplicaSetStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.fully_labeled_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.ready_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.available_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.terminating_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ReplicaSetStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ReplicaSetStatus {
@@ -1380,6 +1745,22 @@ impl ::kapi_apimachinery::read::ReadFields for RollingUpdateDaemonSet {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.max_unavailable = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.max_surge = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for RollingUpdateDaemonSet {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1435,6 +1816,22 @@ impl ::kapi_apimachinery::read::ReadFields for RollingUpdateDeployment {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.max_unavailable = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.max_surge = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for RollingUpdateDeployment {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for RollingUpdateDeployment {
@@ -1488,6 +1885,22 @@ impl ::kapi_apimachinery::read::ReadFields for RollingUpdateStatefulSetStrategy 
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.partition = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.max_unavailable = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for RollingUpdateStatefulSetStrategy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1562,6 +1975,25 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSet {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSet {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for StatefulSet {
@@ -1631,6 +2063,25 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSetCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.status = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSetCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for StatefulSetCondition {
@@ -1695,6 +2146,24 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSetList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSetList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for StatefulSetList {
@@ -1746,6 +2215,21 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSetOrdinals {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.start = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSetOrdinals {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1800,6 +2284,22 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSetPersistentVolumeClaimR
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.when_deleted = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.when_scaled = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSetPersistentVolumeClaimRetentionPolicy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1900,6 +2400,31 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSetSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.selector = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.template = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.volume_claim_templates = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.service_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.pod_management_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.update_strategy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.revision_history_limit = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.min_ready_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.persistent_volume_claim_retention_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.ordinals = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSetSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for StatefulSetSpec {
@@ -1994,6 +2519,30 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSetStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.replicas = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.ready_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.current_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.updated_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.current_revision = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.update_revision = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.collision_count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            9 => self.available_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSetStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for StatefulSetStatus {
@@ -2047,6 +2596,22 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSetUpdateStrategy {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.rolling_update = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSetUpdateStrategy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

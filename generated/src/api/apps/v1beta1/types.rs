@@ -73,6 +73,25 @@ impl ::kapi_apimachinery::read::ReadFields for ControllerRevision {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.data = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.revision = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ControllerRevision {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ControllerRevision {
@@ -137,6 +156,24 @@ impl ::kapi_apimachinery::read::ReadFields for ControllerRevisionList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ControllerRevisionList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -212,6 +249,25 @@ impl ::kapi_apimachinery::read::ReadFields for Deployment {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Deployment {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Deployment {
@@ -286,6 +342,26 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.last_update_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeploymentCondition {
@@ -350,6 +426,24 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -421,6 +515,25 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentRollback {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.updated_annotations = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.rollback_to = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentRollback {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -532,6 +645,29 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.template = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.strategy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.min_ready_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.revision_history_limit = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.paused = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.rollback_to = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.progress_deadline_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeploymentSpec {
@@ -640,6 +776,29 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.updated_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.ready_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.available_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.unavailable_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.terminating_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.collision_count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeploymentStatus {
@@ -700,6 +859,22 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentStrategy {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.rolling_update = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentStrategy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeploymentStrategy {
@@ -749,6 +924,21 @@ impl ::kapi_apimachinery::read::ReadFields for RollbackConfig {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.revision = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for RollbackConfig {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -825,6 +1015,22 @@ impl ::kapi_apimachinery::read::ReadFields for RollingUpdateDeployment {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.max_unavailable = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.max_surge = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for RollingUpdateDeployment {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for RollingUpdateDeployment {
@@ -890,6 +1096,22 @@ impl ::kapi_apimachinery::read::ReadFields for RollingUpdateStatefulSetStrategy 
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.partition = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.max_unavailable = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for RollingUpdateStatefulSetStrategy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -963,6 +1185,25 @@ impl ::kapi_apimachinery::read::ReadFields for Scale {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Scale {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Scale {
@@ -1015,6 +1256,21 @@ impl ::kapi_apimachinery::read::ReadFields for ScaleSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ScaleSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1081,6 +1337,23 @@ impl ::kapi_apimachinery::read::ReadFields for ScaleStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.selector = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.target_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ScaleStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1162,6 +1435,25 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSet {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSet {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for StatefulSet {
@@ -1234,6 +1526,25 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSetCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSetCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for StatefulSetCondition {
@@ -1297,6 +1608,24 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSetList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSetList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for StatefulSetList {
@@ -1354,6 +1683,21 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSetOrdinals {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.start = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSetOrdinals {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1416,6 +1760,22 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSetPersistentVolumeClaimR
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.when_deleted = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.when_scaled = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSetPersistentVolumeClaimRetentionPolicy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1567,6 +1927,31 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSetSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.template = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.volume_claim_templates = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.service_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.pod_management_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.update_strategy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.revision_history_limit = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.min_ready_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.persistent_volume_claim_retention_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.ordinals = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSetSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for StatefulSetSpec {
@@ -1676,6 +2061,30 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSetStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.ready_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.current_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.updated_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.current_revision = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.update_revision = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.collision_count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            9 => self.available_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSetStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for StatefulSetStatus {
@@ -1731,6 +2140,22 @@ impl ::kapi_apimachinery::read::ReadFields for StatefulSetUpdateStrategy {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.rolling_update = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatefulSetUpdateStrategy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

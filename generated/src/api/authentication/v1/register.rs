@@ -50,7 +50,7 @@ impl ::kapi_apimachinery::Object for super::SelfSubjectReview {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -107,7 +107,7 @@ impl ::kapi_apimachinery::Object for super::TokenRequest {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -164,6 +164,6 @@ impl ::kapi_apimachinery::Object for super::TokenReview {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }

@@ -17,6 +17,12 @@ impl ::kapi_apimachinery::write::WriteJson for ExtraValue {
     }
 }
 
+impl ::kapi_apimachinery::read::FromValue for ExtraValue {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        Ok(Self { items: ::kapi_apimachinery::read::FromValue::from_value(value)? })
+    }
+}
+
 /// SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request.
 /// When using impersonation, users will receive the user info of the user being impersonated.  If impersonation or
 /// request header authentication is used, any extra keys will have their case ignored and returned as lowercase.
@@ -78,6 +84,24 @@ impl ::kapi_apimachinery::read::ReadFields for SelfSubjectReview {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SelfSubjectReview {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for SelfSubjectReview {
@@ -127,6 +151,21 @@ impl ::kapi_apimachinery::read::ReadFields for SelfSubjectReviewStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.user_info = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SelfSubjectReviewStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -203,6 +242,25 @@ impl ::kapi_apimachinery::read::ReadFields for TokenReview {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for TokenReview {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for TokenReview {
@@ -263,6 +321,22 @@ impl ::kapi_apimachinery::read::ReadFields for TokenReviewSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.token = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.audiences = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for TokenReviewSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -341,6 +415,24 @@ impl ::kapi_apimachinery::read::ReadFields for TokenReviewStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.authenticated = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.user = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.audiences = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.error = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for TokenReviewStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for TokenReviewStatus {
@@ -412,6 +504,24 @@ impl ::kapi_apimachinery::read::ReadFields for UserInfo {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.username = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.uid = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.groups = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.extra = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for UserInfo {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

@@ -17,6 +17,12 @@ impl ::kapi_apimachinery::write::WriteJson for ExtraValue {
     }
 }
 
+impl ::kapi_apimachinery::read::FromValue for ExtraValue {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        Ok(Self { items: ::kapi_apimachinery::read::FromValue::from_value(value)? })
+    }
+}
+
 /// LocalSubjectAccessReview checks whether or not a user or group can perform an action in a given namespace.
 /// Having a namespace scoped resource makes it much easier to grant namespace scoped policy that includes permissions
 /// checking.
@@ -84,6 +90,25 @@ impl ::kapi_apimachinery::read::ReadFields for LocalSubjectAccessReview {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for LocalSubjectAccessReview {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for LocalSubjectAccessReview {
@@ -139,6 +164,22 @@ impl ::kapi_apimachinery::read::ReadFields for NonResourceAttributes {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.verb = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NonResourceAttributes {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -197,6 +238,22 @@ impl ::kapi_apimachinery::read::ReadFields for NonResourceRule {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.verbs = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.non_resource_urls = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NonResourceRule {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -299,6 +356,29 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceAttributes {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.namespace = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.verb = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.resource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.subresource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.field_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.label_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceAttributes {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceAttributes {
@@ -372,6 +452,24 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceRule {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.verbs = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.api_groups = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.resources = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.resource_names = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceRule {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -447,6 +545,25 @@ impl ::kapi_apimachinery::read::ReadFields for SelfSubjectAccessReview {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SelfSubjectAccessReview {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for SelfSubjectAccessReview {
@@ -503,6 +620,22 @@ impl ::kapi_apimachinery::read::ReadFields for SelfSubjectAccessReviewSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.resource_attributes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.non_resource_attributes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SelfSubjectAccessReviewSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -581,6 +714,25 @@ impl ::kapi_apimachinery::read::ReadFields for SelfSubjectRulesReview {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SelfSubjectRulesReview {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for SelfSubjectRulesReview {
@@ -629,6 +781,21 @@ impl ::kapi_apimachinery::read::ReadFields for SelfSubjectRulesReviewSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.namespace = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SelfSubjectRulesReviewSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -701,6 +868,25 @@ impl ::kapi_apimachinery::read::ReadFields for SubjectAccessReview {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SubjectAccessReview {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -786,6 +972,26 @@ impl ::kapi_apimachinery::read::ReadFields for SubjectAccessReviewSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.resource_attributes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.non_resource_attributes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.user = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.group = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.extra = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.uid = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SubjectAccessReviewSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for SubjectAccessReviewSpec {
@@ -857,6 +1063,24 @@ impl ::kapi_apimachinery::read::ReadFields for SubjectAccessReviewStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.allowed = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.denied = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.evaluation_error = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SubjectAccessReviewStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -932,6 +1156,24 @@ impl ::kapi_apimachinery::read::ReadFields for SubjectRulesReviewStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.resource_rules = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.non_resource_rules = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.incomplete = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.evaluation_error = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SubjectRulesReviewStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

@@ -57,7 +57,7 @@ impl ::kapi_apimachinery::Object for super::HorizontalPodAutoscaler {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::autoscaling::HorizontalPodAutoscaler>(internal).map(|h| crate::api::autoscaling::v1::conversion::HorizontalPodAutoscaler_from_hub(h))
+        <crate::hub::autoscaling::HorizontalPodAutoscaler as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::autoscaling::v1::conversion::HorizontalPodAutoscaler_from_hub(h))
     }
 }
 
@@ -105,7 +105,7 @@ impl ::kapi_apimachinery::Object for super::HorizontalPodAutoscalerList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::autoscaling::HorizontalPodAutoscalerList>(internal).map(|h| crate::api::autoscaling::v1::conversion::HorizontalPodAutoscalerList_from_hub(h))
+        <crate::hub::autoscaling::HorizontalPodAutoscalerList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::autoscaling::v1::conversion::HorizontalPodAutoscalerList_from_hub(h))
     }
 }
 
@@ -165,6 +165,6 @@ impl ::kapi_apimachinery::Object for super::Scale {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::autoscaling::Scale>(internal).map(|h| crate::api::autoscaling::v1::conversion::Scale_from_hub(h))
+        <crate::hub::autoscaling::Scale as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::autoscaling::v1::conversion::Scale_from_hub(h))
     }
 }

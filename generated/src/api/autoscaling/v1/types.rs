@@ -68,6 +68,24 @@ impl ::kapi_apimachinery::read::ReadFields for ContainerResourceMetricSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.target_average_utilization = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.target_average_value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.container = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ContainerResourceMetricSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ContainerResourceMetricSource {
@@ -144,6 +162,24 @@ impl ::kapi_apimachinery::read::ReadFields for ContainerResourceMetricStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.current_average_utilization = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.current_average_value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.container = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ContainerResourceMetricStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ContainerResourceMetricStatus {
@@ -202,6 +238,23 @@ impl ::kapi_apimachinery::read::ReadFields for CrossVersionObjectReference {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CrossVersionObjectReference {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -275,6 +328,24 @@ impl ::kapi_apimachinery::read::ReadFields for ExternalMetricSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.metric_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.metric_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.target_value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.target_average_value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ExternalMetricSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ExternalMetricSource {
@@ -344,6 +415,24 @@ impl ::kapi_apimachinery::read::ReadFields for ExternalMetricStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.metric_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.metric_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.current_value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.current_average_value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ExternalMetricStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ExternalMetricStatus {
@@ -412,6 +501,25 @@ impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscaler {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for HorizontalPodAutoscaler {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -488,6 +596,25 @@ impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerCondition 
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for HorizontalPodAutoscalerCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerCondition {
@@ -552,6 +679,24 @@ impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for HorizontalPodAutoscalerList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for HorizontalPodAutoscalerList {
@@ -615,6 +760,24 @@ impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.scale_target_ref = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.min_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.max_replicas = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.target_cpu_utilization_percentage = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for HorizontalPodAutoscalerSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -684,6 +847,25 @@ impl ::kapi_apimachinery::read::ReadFields for HorizontalPodAutoscalerStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.last_scale_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.current_replicas = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.desired_replicas = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.current_cpu_utilization_percentage = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for HorizontalPodAutoscalerStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -781,6 +963,26 @@ impl ::kapi_apimachinery::read::ReadFields for MetricSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.object = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.pods = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.resource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.container_resource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.external = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for MetricSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for MetricSpec {
@@ -876,6 +1078,26 @@ impl ::kapi_apimachinery::read::ReadFields for MetricStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.object = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.pods = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.resource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.container_resource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.external = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for MetricStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for MetricStatus {
@@ -950,6 +1172,25 @@ impl ::kapi_apimachinery::read::ReadFields for ObjectMetricSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.target = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.metric_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.target_value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.average_value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ObjectMetricSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1026,6 +1267,25 @@ impl ::kapi_apimachinery::read::ReadFields for ObjectMetricStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.target = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.metric_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.current_value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.average_value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ObjectMetricStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ObjectMetricStatus {
@@ -1092,6 +1352,23 @@ impl ::kapi_apimachinery::read::ReadFields for PodsMetricSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.metric_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.target_average_value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodsMetricSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodsMetricSource {
@@ -1155,6 +1432,23 @@ impl ::kapi_apimachinery::read::ReadFields for PodsMetricStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.metric_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.current_average_value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodsMetricStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1227,6 +1521,23 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceMetricSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.target_average_utilization = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.target_average_value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceMetricSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceMetricSource {
@@ -1298,6 +1609,23 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceMetricStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.current_average_utilization = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.current_average_value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceMetricStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceMetricStatus {
@@ -1367,6 +1695,25 @@ impl ::kapi_apimachinery::read::ReadFields for Scale {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Scale {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Scale {
@@ -1415,6 +1762,21 @@ impl ::kapi_apimachinery::read::ReadFields for ScaleSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ScaleSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1469,6 +1831,22 @@ impl ::kapi_apimachinery::read::ReadFields for ScaleStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ScaleStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

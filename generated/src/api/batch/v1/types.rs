@@ -61,6 +61,25 @@ impl ::kapi_apimachinery::read::ReadFields for CronJob {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CronJob {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CronJob {
@@ -124,6 +143,24 @@ impl ::kapi_apimachinery::read::ReadFields for CronJobList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CronJobList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -211,6 +248,28 @@ impl ::kapi_apimachinery::read::ReadFields for CronJobSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.schedule = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.time_zone = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.starting_deadline_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.concurrency_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.suspend = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.job_template = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.successful_jobs_history_limit = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.failed_jobs_history_limit = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CronJobSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CronJobSpec {
@@ -269,6 +328,23 @@ impl ::kapi_apimachinery::read::ReadFields for CronJobStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.active = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.last_schedule_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.last_successful_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CronJobStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -338,6 +414,25 @@ impl ::kapi_apimachinery::read::ReadFields for Job {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Job {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -413,6 +508,26 @@ impl ::kapi_apimachinery::read::ReadFields for JobCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.status = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.last_probe_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for JobCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for JobCondition {
@@ -476,6 +591,24 @@ impl ::kapi_apimachinery::read::ReadFields for JobList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for JobList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -612,6 +745,36 @@ impl ::kapi_apimachinery::read::ReadFields for JobSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.parallelism = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.completions = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.active_deadline_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.pod_failure_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.success_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.backoff_limit = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.backoff_limit_per_index = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.max_failed_indexes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.manual_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.template = ::kapi_apimachinery::read::null_as_default(value)?,
+            11 => self.ttl_seconds_after_finished = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            12 => self.completion_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            13 => self.suspend = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            14 => self.pod_replacement_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            15 => self.managed_by = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for JobSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for JobSpec {
@@ -726,6 +889,31 @@ impl ::kapi_apimachinery::read::ReadFields for JobStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.start_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.completion_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.active = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.succeeded = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.failed = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.terminating = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.completed_indexes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.failed_indexes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.uncounted_terminated_pods = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.ready = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for JobStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for JobStatus {
@@ -780,6 +968,22 @@ impl ::kapi_apimachinery::read::ReadFields for JobTemplateSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for JobTemplateSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for JobTemplateSpec {
@@ -828,6 +1032,21 @@ impl ::kapi_apimachinery::read::ReadFields for PodFailurePolicy {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.rules = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodFailurePolicy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -896,6 +1115,23 @@ impl ::kapi_apimachinery::read::ReadFields for PodFailurePolicyOnExitCodesRequir
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.container_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.operator = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.values = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodFailurePolicyOnExitCodesRequirement {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodFailurePolicyOnExitCodesRequirement {
@@ -949,6 +1185,22 @@ impl ::kapi_apimachinery::read::ReadFields for PodFailurePolicyOnPodConditionsPa
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodFailurePolicyOnPodConditionsPattern {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1019,6 +1271,23 @@ impl ::kapi_apimachinery::read::ReadFields for PodFailurePolicyRule {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.action = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.on_exit_codes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.on_pod_conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodFailurePolicyRule {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodFailurePolicyRule {
@@ -1067,6 +1336,21 @@ impl ::kapi_apimachinery::read::ReadFields for SuccessPolicy {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.rules = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SuccessPolicy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1122,6 +1406,22 @@ impl ::kapi_apimachinery::read::ReadFields for SuccessPolicyRule {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.succeeded_indexes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.succeeded_count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SuccessPolicyRule {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for SuccessPolicyRule {
@@ -1175,6 +1475,22 @@ impl ::kapi_apimachinery::read::ReadFields for UncountedTerminatedPods {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.succeeded = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.failed = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for UncountedTerminatedPods {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

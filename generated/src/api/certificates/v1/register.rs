@@ -57,7 +57,7 @@ impl ::kapi_apimachinery::Object for super::CertificateSigningRequest {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::certificates::CertificateSigningRequest>(internal).map(|h| crate::api::certificates::v1::conversion::CertificateSigningRequest_from_hub(h))
+        <crate::hub::certificates::CertificateSigningRequest as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::certificates::v1::conversion::CertificateSigningRequest_from_hub(h))
     }
 }
 
@@ -105,6 +105,6 @@ impl ::kapi_apimachinery::Object for super::CertificateSigningRequestList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::certificates::CertificateSigningRequestList>(internal).map(|h| crate::api::certificates::v1::conversion::CertificateSigningRequestList_from_hub(h))
+        <crate::hub::certificates::CertificateSigningRequestList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::certificates::v1::conversion::CertificateSigningRequestList_from_hub(h))
     }
 }

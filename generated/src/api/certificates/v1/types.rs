@@ -67,6 +67,25 @@ impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequest {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CertificateSigningRequest {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequest {
@@ -151,6 +170,26 @@ impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestConditio
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.status = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.last_update_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CertificateSigningRequestCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestCondition {
@@ -214,6 +253,24 @@ impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CertificateSigningRequestList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -343,6 +400,28 @@ impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.request = <::kapi_apimachinery::serde_bytes::Base64<_> as ::kapi_apimachinery::read::FromValue>::from_value(value)?.0,
+            1 => self.signer_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.expiration_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.usages = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.username = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.uid = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.groups = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.extra = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CertificateSigningRequestSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestSpec {
@@ -418,6 +497,22 @@ impl ::kapi_apimachinery::read::ReadFields for CertificateSigningRequestStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.certificate = <::kapi_apimachinery::serde_bytes::Base64<_> as ::kapi_apimachinery::read::FromValue>::from_value(value)?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CertificateSigningRequestStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CertificateSigningRequestStatus {
@@ -440,5 +535,11 @@ pub struct ExtraValue {
 impl ::kapi_apimachinery::write::WriteJson for ExtraValue {
     fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
         ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w);
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ExtraValue {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        Ok(Self { items: ::kapi_apimachinery::read::FromValue::from_value(value)? })
     }
 }

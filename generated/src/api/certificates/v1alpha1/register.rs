@@ -49,7 +49,7 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundle {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::certificates::ClusterTrustBundle>(internal).map(|h| crate::api::certificates::v1alpha1::conversion::ClusterTrustBundle_from_hub(h))
+        <crate::hub::certificates::ClusterTrustBundle as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::certificates::v1alpha1::conversion::ClusterTrustBundle_from_hub(h))
     }
 }
 
@@ -97,6 +97,6 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundleList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::certificates::ClusterTrustBundleList>(internal).map(|h| crate::api::certificates::v1alpha1::conversion::ClusterTrustBundleList_from_hub(h))
+        <crate::hub::certificates::ClusterTrustBundleList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::certificates::v1alpha1::conversion::ClusterTrustBundleList_from_hub(h))
     }
 }

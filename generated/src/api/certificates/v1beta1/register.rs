@@ -57,7 +57,7 @@ impl ::kapi_apimachinery::Object for super::CertificateSigningRequest {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::certificates::CertificateSigningRequest>(internal).map(|h| crate::api::certificates::v1beta1::conversion::CertificateSigningRequest_from_hub(h))
+        <crate::hub::certificates::CertificateSigningRequest as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::certificates::v1beta1::conversion::CertificateSigningRequest_from_hub(h))
     }
 }
 
@@ -105,7 +105,7 @@ impl ::kapi_apimachinery::Object for super::CertificateSigningRequestList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::certificates::CertificateSigningRequestList>(internal).map(|h| crate::api::certificates::v1beta1::conversion::CertificateSigningRequestList_from_hub(h))
+        <crate::hub::certificates::CertificateSigningRequestList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::certificates::v1beta1::conversion::CertificateSigningRequestList_from_hub(h))
     }
 }
 
@@ -157,7 +157,7 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundle {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::certificates::ClusterTrustBundle>(internal).map(|h| crate::api::certificates::v1beta1::conversion::ClusterTrustBundle_from_hub(h))
+        <crate::hub::certificates::ClusterTrustBundle as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::certificates::v1beta1::conversion::ClusterTrustBundle_from_hub(h))
     }
 }
 
@@ -205,7 +205,7 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundleList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::certificates::ClusterTrustBundleList>(internal).map(|h| crate::api::certificates::v1beta1::conversion::ClusterTrustBundleList_from_hub(h))
+        <crate::hub::certificates::ClusterTrustBundleList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::certificates::v1beta1::conversion::ClusterTrustBundleList_from_hub(h))
     }
 }
 
@@ -265,7 +265,7 @@ impl ::kapi_apimachinery::Object for super::PodCertificateRequest {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::certificates::PodCertificateRequest>(internal).map(|h| crate::api::certificates::v1beta1::conversion::PodCertificateRequest_from_hub(h))
+        <crate::hub::certificates::PodCertificateRequest as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::certificates::v1beta1::conversion::PodCertificateRequest_from_hub(h))
     }
 }
 
@@ -313,6 +313,6 @@ impl ::kapi_apimachinery::Object for super::PodCertificateRequestList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::certificates::PodCertificateRequestList>(internal).map(|h| crate::api::certificates::v1beta1::conversion::PodCertificateRequestList_from_hub(h))
+        <crate::hub::certificates::PodCertificateRequestList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::certificates::v1beta1::conversion::PodCertificateRequestList_from_hub(h))
     }
 }

@@ -49,7 +49,7 @@ impl ::kapi_apimachinery::Object for super::Lease {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::coordination::Lease>(internal).map(|h| crate::api::coordination::v1::conversion::Lease_from_hub(h))
+        <crate::hub::coordination::Lease as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::coordination::v1::conversion::Lease_from_hub(h))
     }
 }
 
@@ -97,6 +97,6 @@ impl ::kapi_apimachinery::Object for super::LeaseList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::coordination::LeaseList>(internal).map(|h| crate::api::coordination::v1::conversion::LeaseList_from_hub(h))
+        <crate::hub::coordination::LeaseList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::coordination::v1::conversion::LeaseList_from_hub(h))
     }
 }

@@ -49,7 +49,7 @@ impl ::kapi_apimachinery::Object for super::Lease {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::coordination::Lease>(internal).map(|h| crate::api::coordination::v1beta1::conversion::Lease_from_hub(h))
+        <crate::hub::coordination::Lease as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::coordination::v1beta1::conversion::Lease_from_hub(h))
     }
 }
 
@@ -101,7 +101,7 @@ impl ::kapi_apimachinery::Object for super::LeaseCandidate {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::coordination::LeaseCandidate>(internal).map(|h| crate::api::coordination::v1beta1::conversion::LeaseCandidate_from_hub(h))
+        <crate::hub::coordination::LeaseCandidate as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::coordination::v1beta1::conversion::LeaseCandidate_from_hub(h))
     }
 }
 
@@ -149,7 +149,7 @@ impl ::kapi_apimachinery::Object for super::LeaseCandidateList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::coordination::LeaseCandidateList>(internal).map(|h| crate::api::coordination::v1beta1::conversion::LeaseCandidateList_from_hub(h))
+        <crate::hub::coordination::LeaseCandidateList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::coordination::v1beta1::conversion::LeaseCandidateList_from_hub(h))
     }
 }
 
@@ -197,6 +197,6 @@ impl ::kapi_apimachinery::Object for super::LeaseList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::coordination::LeaseList>(internal).map(|h| crate::api::coordination::v1beta1::conversion::LeaseList_from_hub(h))
+        <crate::hub::coordination::LeaseList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::coordination::v1beta1::conversion::LeaseList_from_hub(h))
     }
 }

@@ -42,7 +42,7 @@ impl ::kapi_apimachinery::Object for super::Binding {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -87,7 +87,7 @@ impl ::kapi_apimachinery::Object for super::ComponentStatus {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -132,7 +132,7 @@ impl ::kapi_apimachinery::Object for super::ComponentStatusList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -177,7 +177,7 @@ impl ::kapi_apimachinery::Object for super::ConfigMap {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -222,7 +222,7 @@ impl ::kapi_apimachinery::Object for super::ConfigMapList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -267,7 +267,7 @@ impl ::kapi_apimachinery::Object for super::Endpoints {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -312,7 +312,7 @@ impl ::kapi_apimachinery::Object for super::EndpointsList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -357,7 +357,7 @@ impl ::kapi_apimachinery::Object for super::Event {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -402,7 +402,7 @@ impl ::kapi_apimachinery::Object for super::EventList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -451,7 +451,7 @@ impl ::kapi_apimachinery::Object for super::LimitRange {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -496,7 +496,7 @@ impl ::kapi_apimachinery::Object for super::LimitRangeList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -541,7 +541,7 @@ impl ::kapi_apimachinery::Object for super::List {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -598,7 +598,7 @@ impl ::kapi_apimachinery::Object for super::Namespace {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -643,7 +643,7 @@ impl ::kapi_apimachinery::Object for super::NamespaceList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -700,7 +700,7 @@ impl ::kapi_apimachinery::Object for super::Node {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -745,7 +745,7 @@ impl ::kapi_apimachinery::Object for super::NodeList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -788,7 +788,7 @@ impl ::kapi_apimachinery::Object for super::NodeProxyOptions {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -845,7 +845,7 @@ impl ::kapi_apimachinery::Object for super::PersistentVolume {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -902,7 +902,7 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeClaim {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -947,7 +947,7 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeClaimList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -992,7 +992,7 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1049,7 +1049,7 @@ impl ::kapi_apimachinery::Object for super::Pod {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1092,7 +1092,7 @@ impl ::kapi_apimachinery::Object for super::PodAttachOptions {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1135,7 +1135,7 @@ impl ::kapi_apimachinery::Object for super::PodExecOptions {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1180,7 +1180,7 @@ impl ::kapi_apimachinery::Object for super::PodList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1223,7 +1223,7 @@ impl ::kapi_apimachinery::Object for super::PodLogOptions {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1266,7 +1266,7 @@ impl ::kapi_apimachinery::Object for super::PodPortForwardOptions {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1309,7 +1309,7 @@ impl ::kapi_apimachinery::Object for super::PodProxyOptions {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1362,7 +1362,7 @@ impl ::kapi_apimachinery::Object for super::PodStatusResult {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1407,7 +1407,7 @@ impl ::kapi_apimachinery::Object for super::PodTemplate {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1452,7 +1452,7 @@ impl ::kapi_apimachinery::Object for super::PodTemplateList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1497,7 +1497,7 @@ impl ::kapi_apimachinery::Object for super::RangeAllocation {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1554,7 +1554,7 @@ impl ::kapi_apimachinery::Object for super::ReplicationController {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1599,7 +1599,7 @@ impl ::kapi_apimachinery::Object for super::ReplicationControllerList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1656,7 +1656,7 @@ impl ::kapi_apimachinery::Object for super::ResourceQuota {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1701,7 +1701,7 @@ impl ::kapi_apimachinery::Object for super::ResourceQuotaList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1746,7 +1746,7 @@ impl ::kapi_apimachinery::Object for super::Secret {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1791,7 +1791,7 @@ impl ::kapi_apimachinery::Object for super::SecretList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1834,7 +1834,7 @@ impl ::kapi_apimachinery::Object for super::SerializedReference {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1891,7 +1891,7 @@ impl ::kapi_apimachinery::Object for super::Service {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1936,7 +1936,7 @@ impl ::kapi_apimachinery::Object for super::ServiceAccount {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -1981,7 +1981,7 @@ impl ::kapi_apimachinery::Object for super::ServiceAccountList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -2026,7 +2026,7 @@ impl ::kapi_apimachinery::Object for super::ServiceList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -2069,6 +2069,6 @@ impl ::kapi_apimachinery::Object for super::ServiceProxyOptions {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }

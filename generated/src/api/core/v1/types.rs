@@ -58,6 +58,24 @@ impl ::kapi_apimachinery::read::ReadFields for AWSElasticBlockStoreVolumeSource 
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.volume_id = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.partition = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for AWSElasticBlockStoreVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for AWSElasticBlockStoreVolumeSource {
@@ -117,6 +135,23 @@ impl ::kapi_apimachinery::read::ReadFields for Affinity {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.node_affinity = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.pod_affinity = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.pod_anti_affinity = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Affinity {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Affinity {
@@ -174,6 +209,22 @@ impl ::kapi_apimachinery::read::ReadFields for AppArmorProfile {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.localhost_profile = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for AppArmorProfile {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for AppArmorProfile {
@@ -228,6 +279,22 @@ impl ::kapi_apimachinery::read::ReadFields for AttachedVolume {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.device_path = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for AttachedVolume {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for AttachedVolume {
@@ -281,6 +348,21 @@ impl ::kapi_apimachinery::read::ReadFields for AvoidPods {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.prefer_avoid_pods = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for AvoidPods {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -356,6 +438,26 @@ impl ::kapi_apimachinery::read::ReadFields for AzureDiskVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.disk_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.disk_uri = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.caching_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for AzureDiskVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for AzureDiskVolumeSource {
@@ -420,6 +522,24 @@ impl ::kapi_apimachinery::read::ReadFields for AzureFilePersistentVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.secret_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.share_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.secret_namespace = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for AzureFilePersistentVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for AzureFilePersistentVolumeSource {
@@ -478,6 +598,23 @@ impl ::kapi_apimachinery::read::ReadFields for AzureFileVolumeSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.secret_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.share_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for AzureFileVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -542,6 +679,24 @@ impl ::kapi_apimachinery::read::ReadFields for Binding {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.target = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Binding {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -637,6 +792,30 @@ impl ::kapi_apimachinery::read::ReadFields for CSIPersistentVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.driver = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.volume_handle = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.volume_attributes = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.controller_publish_secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.node_stage_secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.node_publish_secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.controller_expand_secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.node_expand_secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CSIPersistentVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CSIPersistentVolumeSource {
@@ -706,6 +885,25 @@ impl ::kapi_apimachinery::read::ReadFields for CSIVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.driver = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.volume_attributes = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.node_publish_secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CSIVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CSIVolumeSource {
@@ -759,6 +957,22 @@ impl ::kapi_apimachinery::read::ReadFields for Capabilities {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.add = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.drop = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Capabilities {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -834,6 +1048,26 @@ impl ::kapi_apimachinery::read::ReadFields for CephFSPersistentVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.monitors = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.user = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.secret_file = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CephFSPersistentVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CephFSPersistentVolumeSource {
@@ -908,6 +1142,26 @@ impl ::kapi_apimachinery::read::ReadFields for CephFSVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.monitors = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.user = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.secret_file = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CephFSVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CephFSVolumeSource {
@@ -971,6 +1225,24 @@ impl ::kapi_apimachinery::read::ReadFields for CinderPersistentVolumeSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.volume_id = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CinderPersistentVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1036,6 +1308,24 @@ impl ::kapi_apimachinery::read::ReadFields for CinderVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.volume_id = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CinderVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CinderVolumeSource {
@@ -1084,6 +1374,21 @@ impl ::kapi_apimachinery::read::ReadFields for ClientIPConfig {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.timeout_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ClientIPConfig {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1154,6 +1459,25 @@ impl ::kapi_apimachinery::read::ReadFields for ClusterTrustBundleProjection {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.signer_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.label_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.optional = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.path = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ClusterTrustBundleProjection {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ClusterTrustBundleProjection {
@@ -1217,6 +1541,24 @@ impl ::kapi_apimachinery::read::ReadFields for ComponentCondition {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.status = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.error = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ComponentCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1282,6 +1624,24 @@ impl ::kapi_apimachinery::read::ReadFields for ComponentStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ComponentStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ComponentStatus {
@@ -1345,6 +1705,24 @@ impl ::kapi_apimachinery::read::ReadFields for ComponentStatusList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ComponentStatusList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1420,6 +1798,26 @@ impl ::kapi_apimachinery::read::ReadFields for ConfigMap {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.immutable = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.data = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.binary_data = <::kapi_apimachinery::serde_bytes::Base64<_> as ::kapi_apimachinery::read::FromValue>::from_value(value)?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ConfigMap {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ConfigMap {
@@ -1475,6 +1873,22 @@ impl ::kapi_apimachinery::read::ReadFields for ConfigMapEnvSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.optional = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ConfigMapEnvSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1534,6 +1948,23 @@ impl ::kapi_apimachinery::read::ReadFields for ConfigMapKeySelector {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.key = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.optional = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ConfigMapKeySelector {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1598,6 +2029,24 @@ impl ::kapi_apimachinery::read::ReadFields for ConfigMapList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ConfigMapList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1668,6 +2117,25 @@ impl ::kapi_apimachinery::read::ReadFields for ConfigMapNodeConfigSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.namespace = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.uid = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.resource_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.kubelet_config_key = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ConfigMapNodeConfigSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ConfigMapNodeConfigSource {
@@ -1728,6 +2196,23 @@ impl ::kapi_apimachinery::read::ReadFields for ConfigMapProjection {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.optional = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ConfigMapProjection {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1794,6 +2279,24 @@ impl ::kapi_apimachinery::read::ReadFields for ConfigMapVolumeSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.default_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.optional = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ConfigMapVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1964,6 +2467,45 @@ impl ::kapi_apimachinery::read::ReadFields for Container {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.image = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.command = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.args = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.working_dir = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.ports = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.env_from = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.env = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.resources = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.resize_policy = ::kapi_apimachinery::read::null_as_default(value)?,
+            10 => self.restart_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.restart_policy_rules = ::kapi_apimachinery::read::null_as_default(value)?,
+            12 => self.volume_mounts = ::kapi_apimachinery::read::null_as_default(value)?,
+            13 => self.volume_devices = ::kapi_apimachinery::read::null_as_default(value)?,
+            14 => self.liveness_probe = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            15 => self.readiness_probe = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            16 => self.startup_probe = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            17 => self.lifecycle = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            18 => self.termination_message_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            19 => self.termination_message_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            20 => self.image_pull_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            21 => self.security_context = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            22 => self.stdin = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            23 => self.stdin_once = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            24 => self.tty = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Container {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Container {
@@ -2023,6 +2565,23 @@ impl ::kapi_apimachinery::read::ReadFields for ContainerExtendedResourceRequest 
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.container_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.resource_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.request_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ContainerExtendedResourceRequest {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ContainerExtendedResourceRequest {
@@ -2076,6 +2635,22 @@ impl ::kapi_apimachinery::read::ReadFields for ContainerImage {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.names = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.size_bytes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ContainerImage {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2146,6 +2721,25 @@ impl ::kapi_apimachinery::read::ReadFields for ContainerPort {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.host_port = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.container_port = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.protocol = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.host_ip = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ContainerPort {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ContainerPort {
@@ -2200,6 +2794,22 @@ impl ::kapi_apimachinery::read::ReadFields for ContainerResizePolicy {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.resource_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.restart_policy = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ContainerResizePolicy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ContainerResizePolicy {
@@ -2253,6 +2863,22 @@ impl ::kapi_apimachinery::read::ReadFields for ContainerRestartRule {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.action = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.exit_codes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ContainerRestartRule {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2310,6 +2936,22 @@ impl ::kapi_apimachinery::read::ReadFields for ContainerRestartRuleOnExitCodes {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.operator = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.values = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ContainerRestartRuleOnExitCodes {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2370,6 +3012,23 @@ impl ::kapi_apimachinery::read::ReadFields for ContainerState {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.waiting = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.running = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.terminated = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ContainerState {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ContainerState {
@@ -2418,6 +3077,21 @@ impl ::kapi_apimachinery::read::ReadFields for ContainerStateRunning {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.started_at = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ContainerStateRunning {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2498,6 +3172,27 @@ impl ::kapi_apimachinery::read::ReadFields for ContainerStateTerminated {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.exit_code = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.signal = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.started_at = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.finished_at = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.container_id = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ContainerStateTerminated {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ContainerStateTerminated {
@@ -2551,6 +3246,22 @@ impl ::kapi_apimachinery::read::ReadFields for ContainerStateWaiting {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ContainerStateWaiting {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2673,6 +3384,35 @@ impl ::kapi_apimachinery::read::ReadFields for ContainerStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.state = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.last_state = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.ready = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.restart_count = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.image = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.image_id = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.container_id = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.started = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.allocated_resources = ::kapi_apimachinery::read::null_as_default(value)?,
+            10 => self.resources = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.volume_mounts = ::kapi_apimachinery::read::null_as_default(value)?,
+            12 => self.user = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            13 => self.allocated_resources_status = ::kapi_apimachinery::read::null_as_default(value)?,
+            14 => self.stop_signal = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ContainerStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ContainerStatus {
@@ -2721,6 +3461,21 @@ impl ::kapi_apimachinery::read::ReadFields for ContainerUser {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.linux = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ContainerUser {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2771,6 +3526,21 @@ impl ::kapi_apimachinery::read::ReadFields for DaemonEndpoint {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.port = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DaemonEndpoint {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DaemonEndpoint {
@@ -2819,6 +3589,21 @@ impl ::kapi_apimachinery::read::ReadFields for DownwardAPIProjection {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DownwardAPIProjection {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2884,6 +3669,24 @@ impl ::kapi_apimachinery::read::ReadFields for DownwardAPIVolumeFile {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.path = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.field_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.resource_field_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DownwardAPIVolumeFile {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DownwardAPIVolumeFile {
@@ -2938,6 +3741,22 @@ impl ::kapi_apimachinery::read::ReadFields for DownwardAPIVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.default_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DownwardAPIVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DownwardAPIVolumeSource {
@@ -2991,6 +3810,22 @@ impl ::kapi_apimachinery::read::ReadFields for EmptyDirVolumeSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.medium = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.size_limit = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EmptyDirVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -3055,6 +3890,24 @@ impl ::kapi_apimachinery::read::ReadFields for EndpointAddress {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.ip = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.hostname = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.node_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.target_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EndpointAddress {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -3129,6 +3982,24 @@ impl ::kapi_apimachinery::read::ReadFields for EndpointPort {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.port = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.protocol = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.app_protocol = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EndpointPort {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for EndpointPort {
@@ -3199,6 +4070,23 @@ impl ::kapi_apimachinery::read::ReadFields for EndpointSubset {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.addresses = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.not_ready_addresses = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.ports = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EndpointSubset {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -3280,6 +4168,24 @@ impl ::kapi_apimachinery::read::ReadFields for Endpoints {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.subsets = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Endpoints {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Endpoints {
@@ -3344,6 +4250,24 @@ impl ::kapi_apimachinery::read::ReadFields for EndpointsList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EndpointsList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for EndpointsList {
@@ -3403,6 +4327,23 @@ impl ::kapi_apimachinery::read::ReadFields for EnvFromSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.prefix = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.config_map_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EnvFromSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for EnvFromSource {
@@ -3461,6 +4402,23 @@ impl ::kapi_apimachinery::read::ReadFields for EnvVar {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.value_from = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EnvVar {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -3530,6 +4488,25 @@ impl ::kapi_apimachinery::read::ReadFields for EnvVarSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.field_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.resource_field_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.config_map_key_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.secret_key_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.file_key_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EnvVarSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -3708,6 +4685,46 @@ impl ::kapi_apimachinery::read::ReadFields for EphemeralContainer {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.image = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.command = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.args = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.working_dir = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.ports = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.env_from = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.env = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.resources = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.resize_policy = ::kapi_apimachinery::read::null_as_default(value)?,
+            10 => self.restart_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.restart_policy_rules = ::kapi_apimachinery::read::null_as_default(value)?,
+            12 => self.volume_mounts = ::kapi_apimachinery::read::null_as_default(value)?,
+            13 => self.volume_devices = ::kapi_apimachinery::read::null_as_default(value)?,
+            14 => self.liveness_probe = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            15 => self.readiness_probe = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            16 => self.startup_probe = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            17 => self.lifecycle = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            18 => self.termination_message_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            19 => self.termination_message_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            20 => self.image_pull_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            21 => self.security_context = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            22 => self.stdin = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            23 => self.stdin_once = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            24 => self.tty = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            25 => self.target_container_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EphemeralContainer {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -3985,6 +5002,45 @@ impl ::kapi_apimachinery::read::ReadFields for EphemeralContainerCommon {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.image = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.command = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.args = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.working_dir = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.ports = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.env_from = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.env = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.resources = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.resize_policy = ::kapi_apimachinery::read::null_as_default(value)?,
+            10 => self.restart_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.restart_policy_rules = ::kapi_apimachinery::read::null_as_default(value)?,
+            12 => self.volume_mounts = ::kapi_apimachinery::read::null_as_default(value)?,
+            13 => self.volume_devices = ::kapi_apimachinery::read::null_as_default(value)?,
+            14 => self.liveness_probe = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            15 => self.readiness_probe = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            16 => self.startup_probe = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            17 => self.lifecycle = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            18 => self.termination_message_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            19 => self.termination_message_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            20 => self.image_pull_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            21 => self.security_context = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            22 => self.stdin = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            23 => self.stdin_once = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            24 => self.tty = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EphemeralContainerCommon {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for EphemeralContainerCommon {
@@ -4039,6 +5095,21 @@ impl ::kapi_apimachinery::read::ReadFields for EphemeralVolumeSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.volume_claim_template = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EphemeralVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -4169,6 +5240,37 @@ impl ::kapi_apimachinery::read::ReadFields for Event {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.involved_object = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.source = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.first_timestamp = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.last_timestamp = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.event_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            12 => self.series = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            13 => self.action = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            14 => self.related = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            15 => self.reporting_component = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            16 => self.reporting_instance = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Event {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Event {
@@ -4233,6 +5335,24 @@ impl ::kapi_apimachinery::read::ReadFields for EventList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EventList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for EventList {
@@ -4286,6 +5406,22 @@ impl ::kapi_apimachinery::read::ReadFields for EventSeries {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.last_observed_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EventSeries {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -4341,6 +5477,22 @@ impl ::kapi_apimachinery::read::ReadFields for EventSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.component = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.host = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EventSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for EventSource {
@@ -4389,6 +5541,21 @@ impl ::kapi_apimachinery::read::ReadFields for ExecAction {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.command = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ExecAction {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -4459,6 +5626,25 @@ impl ::kapi_apimachinery::read::ReadFields for FCVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.target_wwns = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.lun = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.wwids = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for FCVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for FCVolumeSource {
@@ -4524,6 +5710,24 @@ impl ::kapi_apimachinery::read::ReadFields for FileKeySelector {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.volume_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.path = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.key = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.optional = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for FileKeySelector {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -4594,6 +5798,25 @@ impl ::kapi_apimachinery::read::ReadFields for FlexPersistentVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.driver = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.options = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for FlexPersistentVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for FlexPersistentVolumeSource {
@@ -4663,6 +5886,25 @@ impl ::kapi_apimachinery::read::ReadFields for FlexVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.driver = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.options = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for FlexVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for FlexVolumeSource {
@@ -4716,6 +5958,22 @@ impl ::kapi_apimachinery::read::ReadFields for FlockerVolumeSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.dataset_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.dataset_uuid = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for FlockerVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -4783,6 +6041,24 @@ impl ::kapi_apimachinery::read::ReadFields for GCEPersistentDiskVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.pd_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.partition = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for GCEPersistentDiskVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for GCEPersistentDiskVolumeSource {
@@ -4838,6 +6114,22 @@ impl ::kapi_apimachinery::read::ReadFields for GRPCAction {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.port = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.service = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for GRPCAction {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -4899,6 +6191,23 @@ impl ::kapi_apimachinery::read::ReadFields for GitRepoVolumeSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.repository = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.revision = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.directory = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for GitRepoVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -4964,6 +6273,24 @@ impl ::kapi_apimachinery::read::ReadFields for GlusterfsPersistentVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.endpoints = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.path = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.endpoints_namespace = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for GlusterfsPersistentVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for GlusterfsPersistentVolumeSource {
@@ -5022,6 +6349,23 @@ impl ::kapi_apimachinery::read::ReadFields for GlusterfsVolumeSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.endpoints = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.path = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for GlusterfsVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -5092,6 +6436,25 @@ impl ::kapi_apimachinery::read::ReadFields for HTTPGetAction {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.port = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.host = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.scheme = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.http_headers = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for HTTPGetAction {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for HTTPGetAction {
@@ -5145,6 +6508,22 @@ impl ::kapi_apimachinery::read::ReadFields for HTTPHeader {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.value = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for HTTPHeader {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -5200,6 +6579,22 @@ impl ::kapi_apimachinery::read::ReadFields for HostAlias {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.ip = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.hostnames = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for HostAlias {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for HostAlias {
@@ -5248,6 +6643,21 @@ impl ::kapi_apimachinery::read::ReadFields for HostIP {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.ip = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for HostIP {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -5302,6 +6712,22 @@ impl ::kapi_apimachinery::read::ReadFields for HostPathVolumeSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.path = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for HostPathVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -5402,6 +6828,31 @@ impl ::kapi_apimachinery::read::ReadFields for ISCSIPersistentVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.target_portal = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.iqn = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.lun = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.iscsi_interface = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.portals = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.chap_auth_discovery = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.chap_auth_session = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.initiator_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ISCSIPersistentVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ISCSIPersistentVolumeSource {
@@ -5501,6 +6952,31 @@ impl ::kapi_apimachinery::read::ReadFields for ISCSIVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.target_portal = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.iqn = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.lun = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.iscsi_interface = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.portals = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.chap_auth_discovery = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.chap_auth_session = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.initiator_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ISCSIVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ISCSIVolumeSource {
@@ -5555,6 +7031,22 @@ impl ::kapi_apimachinery::read::ReadFields for ImageVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.reference = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.pull_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ImageVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ImageVolumeSource {
@@ -5603,6 +7095,21 @@ impl ::kapi_apimachinery::read::ReadFields for ImageVolumeStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.image_ref = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ImageVolumeStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -5663,6 +7170,23 @@ impl ::kapi_apimachinery::read::ReadFields for KeyToPath {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.key = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.path = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for KeyToPath {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for KeyToPath {
@@ -5721,6 +7245,23 @@ impl ::kapi_apimachinery::read::ReadFields for Lifecycle {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.post_start = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.pre_stop = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.stop_signal = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Lifecycle {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -5786,6 +7327,24 @@ impl ::kapi_apimachinery::read::ReadFields for LifecycleHandler {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.exec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.http_get = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.tcp_socket = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.sleep = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for LifecycleHandler {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for LifecycleHandler {
@@ -5849,6 +7408,24 @@ impl ::kapi_apimachinery::read::ReadFields for LimitRange {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for LimitRange {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -5924,6 +7501,26 @@ impl ::kapi_apimachinery::read::ReadFields for LimitRangeItem {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.max = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.min = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.default = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.default_request = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.max_limit_request_ratio = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for LimitRangeItem {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for LimitRangeItem {
@@ -5988,6 +7585,24 @@ impl ::kapi_apimachinery::read::ReadFields for LimitRangeList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for LimitRangeList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for LimitRangeList {
@@ -6036,6 +7651,21 @@ impl ::kapi_apimachinery::read::ReadFields for LimitRangeSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.limits = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for LimitRangeSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -6095,6 +7725,23 @@ impl ::kapi_apimachinery::read::ReadFields for LinuxContainerUser {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.uid = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.gid = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.supplemental_groups = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for LinuxContainerUser {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -6162,6 +7809,24 @@ impl ::kapi_apimachinery::read::ReadFields for List {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for List {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for List {
@@ -6226,6 +7891,24 @@ impl ::kapi_apimachinery::read::ReadFields for LoadBalancerIngress {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.ip = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.hostname = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.ip_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.ports = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for LoadBalancerIngress {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for LoadBalancerIngress {
@@ -6275,6 +7958,21 @@ impl ::kapi_apimachinery::read::ReadFields for LoadBalancerStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.ingress = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for LoadBalancerStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for LoadBalancerStatus {
@@ -6323,6 +8021,21 @@ impl ::kapi_apimachinery::read::ReadFields for LocalObjectReference {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for LocalObjectReference {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -6377,6 +8090,22 @@ impl ::kapi_apimachinery::read::ReadFields for LocalVolumeSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.path = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for LocalVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -6441,6 +8170,22 @@ impl ::kapi_apimachinery::read::ReadFields for ModifyVolumeStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.target_volume_attributes_class_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.status = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ModifyVolumeStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ModifyVolumeStatus {
@@ -6499,6 +8244,23 @@ impl ::kapi_apimachinery::read::ReadFields for NFSVolumeSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.server = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.path = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NFSVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -6569,6 +8331,25 @@ impl ::kapi_apimachinery::read::ReadFields for Namespace {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Namespace {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Namespace {
@@ -6638,6 +8419,25 @@ impl ::kapi_apimachinery::read::ReadFields for NamespaceCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.status = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NamespaceCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NamespaceCondition {
@@ -6702,6 +8502,24 @@ impl ::kapi_apimachinery::read::ReadFields for NamespaceList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NamespaceList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NamespaceList {
@@ -6750,6 +8568,21 @@ impl ::kapi_apimachinery::read::ReadFields for NamespaceSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.finalizers = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NamespaceSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -6804,6 +8637,22 @@ impl ::kapi_apimachinery::read::ReadFields for NamespaceStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.phase = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NamespaceStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -6874,6 +8723,25 @@ impl ::kapi_apimachinery::read::ReadFields for Node {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Node {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Node {
@@ -6928,6 +8796,22 @@ impl ::kapi_apimachinery::read::ReadFields for NodeAddress {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.address = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeAddress {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NodeAddress {
@@ -6981,6 +8865,22 @@ impl ::kapi_apimachinery::read::ReadFields for NodeAffinity {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.required_during_scheduling_ignored_during_execution = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.preferred_during_scheduling_ignored_during_execution = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeAffinity {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -7040,6 +8940,23 @@ impl ::kapi_apimachinery::read::ReadFields for NodeAllocatableResourceClaimStatu
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.resource_claim_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.containers = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.resources = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeAllocatableResourceClaimStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -7115,6 +9032,26 @@ impl ::kapi_apimachinery::read::ReadFields for NodeCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.status = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.last_heartbeat_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NodeCondition {
@@ -7163,6 +9100,21 @@ impl ::kapi_apimachinery::read::ReadFields for NodeConfigSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.config_map = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeConfigSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -7228,6 +9180,24 @@ impl ::kapi_apimachinery::read::ReadFields for NodeConfigStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.assigned = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.active = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.last_known_good = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.error = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeConfigStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NodeConfigStatus {
@@ -7277,6 +9247,21 @@ impl ::kapi_apimachinery::read::ReadFields for NodeDaemonEndpoints {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kubelet_endpoint = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeDaemonEndpoints {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NodeDaemonEndpoints {
@@ -7325,6 +9310,21 @@ impl ::kapi_apimachinery::read::ReadFields for NodeFeatures {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.supplemental_groups_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeFeatures {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -7390,6 +9390,24 @@ impl ::kapi_apimachinery::read::ReadFields for NodeList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NodeList {
@@ -7450,6 +9468,23 @@ impl ::kapi_apimachinery::read::ReadFields for NodeProxyOptions {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeProxyOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NodeProxyOptions {
@@ -7503,6 +9538,22 @@ impl ::kapi_apimachinery::read::ReadFields for NodeRuntimeHandler {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.features = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeRuntimeHandler {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -7558,6 +9609,22 @@ impl ::kapi_apimachinery::read::ReadFields for NodeRuntimeHandlerFeatures {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.recursive_read_only_mounts = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.user_namespaces = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeRuntimeHandlerFeatures {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NodeRuntimeHandlerFeatures {
@@ -7606,6 +9673,21 @@ impl ::kapi_apimachinery::read::ReadFields for NodeSelector {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.node_selector_terms = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeSelector {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -7666,6 +9748,23 @@ impl ::kapi_apimachinery::read::ReadFields for NodeSelectorRequirement {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.key = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.operator = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.values = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeSelectorRequirement {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NodeSelectorRequirement {
@@ -7719,6 +9818,22 @@ impl ::kapi_apimachinery::read::ReadFields for NodeSelectorTerm {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.match_expressions = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.match_fields = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeSelectorTerm {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -7798,6 +9913,27 @@ impl ::kapi_apimachinery::read::ReadFields for NodeSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.pod_cidr = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.pod_cidrs = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.provider_id = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.unschedulable = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.taints = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.config_source = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.external_id = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -7913,6 +10049,34 @@ impl ::kapi_apimachinery::read::ReadFields for NodeStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.capacity = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.allocatable = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.phase = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.addresses = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.daemon_endpoints = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.node_info = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.images = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.volumes_in_use = ::kapi_apimachinery::read::null_as_default(value)?,
+            9 => self.volumes_attached = ::kapi_apimachinery::read::null_as_default(value)?,
+            10 => self.config = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.runtime_handlers = ::kapi_apimachinery::read::null_as_default(value)?,
+            12 => self.features = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            13 => self.declared_features = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NodeStatus {
@@ -7961,6 +10125,21 @@ impl ::kapi_apimachinery::read::ReadFields for NodeSwapStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.capacity = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeSwapStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -8061,6 +10240,31 @@ impl ::kapi_apimachinery::read::ReadFields for NodeSystemInfo {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.machine_id = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.system_uuid = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.boot_id = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.kernel_version = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.os_image = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.container_runtime_version = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.kubelet_version = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.kube_proxy_version = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.operating_system = ::kapi_apimachinery::read::null_as_default(value)?,
+            9 => self.architecture = ::kapi_apimachinery::read::null_as_default(value)?,
+            10 => self.swap = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeSystemInfo {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NodeSystemInfo {
@@ -8114,6 +10318,22 @@ impl ::kapi_apimachinery::read::ReadFields for ObjectFieldSelector {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.field_path = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ObjectFieldSelector {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -8194,6 +10414,27 @@ impl ::kapi_apimachinery::read::ReadFields for ObjectReference {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.namespace = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.uid = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.resource_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.field_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ObjectReference {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ObjectReference {
@@ -8263,6 +10504,25 @@ impl ::kapi_apimachinery::read::ReadFields for PersistentVolume {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PersistentVolume {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PersistentVolume {
@@ -8331,6 +10591,25 @@ impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaim {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PersistentVolumeClaim {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -8406,6 +10685,26 @@ impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.status = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.last_probe_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PersistentVolumeClaimCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaimCondition {
@@ -8469,6 +10768,24 @@ impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PersistentVolumeClaimList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -8565,6 +10882,29 @@ impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.access_modes = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.resources = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.volume_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.storage_class_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.volume_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.data_source = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.data_source_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.volume_attributes_class_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PersistentVolumeClaimSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -8685,6 +11025,28 @@ impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.phase = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.access_modes = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.capacity = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.allocated_resources = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.allocated_resource_statuses = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.current_volume_attributes_class_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.modify_volume_status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PersistentVolumeClaimStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaimStatus {
@@ -8739,6 +11101,22 @@ impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimTemplate {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PersistentVolumeClaimTemplate {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PersistentVolumeClaimTemplate {
@@ -8792,6 +11170,22 @@ impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeClaimVolumeSource
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.claim_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PersistentVolumeClaimVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -8856,6 +11250,24 @@ impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PersistentVolumeList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -9072,6 +11484,42 @@ impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.gce_persistent_disk = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.aws_elastic_block_store = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.host_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.glusterfs = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.nfs = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.rbd = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.iscsi = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.cinder = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.cephfs = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.fc = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.flocker = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.flex_volume = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            12 => self.azure_file = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            13 => self.vsphere_volume = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            14 => self.quobyte = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            15 => self.azure_disk = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            16 => self.photon_persistent_disk = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            17 => self.portworx_volume = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            18 => self.scale_io = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            19 => self.local = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            20 => self.storageos = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            21 => self.csi = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PersistentVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PersistentVolumeSource {
@@ -9271,6 +11719,51 @@ impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.capacity = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.gce_persistent_disk = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.aws_elastic_block_store = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.host_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.glusterfs = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.nfs = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.rbd = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.iscsi = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.cinder = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.cephfs = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.fc = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.flocker = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            12 => self.flex_volume = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            13 => self.azure_file = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            14 => self.vsphere_volume = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            15 => self.quobyte = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            16 => self.azure_disk = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            17 => self.photon_persistent_disk = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            18 => self.portworx_volume = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            19 => self.scale_io = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            20 => self.local = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            21 => self.storageos = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            22 => self.csi = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            23 => self.access_modes = ::kapi_apimachinery::read::null_as_default(value)?,
+            24 => self.claim_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            25 => self.persistent_volume_reclaim_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            26 => self.storage_class_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            27 => self.mount_options = ::kapi_apimachinery::read::null_as_default(value)?,
+            28 => self.volume_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            29 => self.node_affinity = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            30 => self.volume_attributes_class_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PersistentVolumeSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PersistentVolumeSpec {
@@ -9335,6 +11828,24 @@ impl ::kapi_apimachinery::read::ReadFields for PersistentVolumeStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.phase = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.last_phase_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PersistentVolumeStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PersistentVolumeStatus {
@@ -9388,6 +11899,22 @@ impl ::kapi_apimachinery::read::ReadFields for PhotonPersistentDiskVolumeSource 
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.pd_id = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PhotonPersistentDiskVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -9458,6 +11985,25 @@ impl ::kapi_apimachinery::read::ReadFields for Pod {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Pod {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Pod {
@@ -9511,6 +12057,22 @@ impl ::kapi_apimachinery::read::ReadFields for PodAffinity {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.required_during_scheduling_ignored_during_execution = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.preferred_during_scheduling_ignored_during_execution = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodAffinity {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -9586,6 +12148,26 @@ impl ::kapi_apimachinery::read::ReadFields for PodAffinityTerm {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.label_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.namespaces = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.topology_key = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.namespace_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.match_label_keys = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.mismatch_label_keys = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodAffinityTerm {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodAffinityTerm {
@@ -9639,6 +12221,22 @@ impl ::kapi_apimachinery::read::ReadFields for PodAntiAffinity {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.required_during_scheduling_ignored_during_execution = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.preferred_during_scheduling_ignored_during_execution = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodAntiAffinity {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -9733,6 +12331,27 @@ impl ::kapi_apimachinery::read::ReadFields for PodAttachOptions {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.stdin = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.stdout = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.stderr = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.tty = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.container = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodAttachOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -9837,6 +12456,27 @@ impl ::kapi_apimachinery::read::ReadFields for PodCertificateProjection {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.signer_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.key_type = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.max_expiration_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.credential_bundle_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.key_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.certificate_chain_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.user_annotations = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodCertificateProjection {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodCertificateProjection {
@@ -9916,6 +12556,27 @@ impl ::kapi_apimachinery::read::ReadFields for PodCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.status = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.last_probe_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodCondition {
@@ -9975,6 +12636,23 @@ impl ::kapi_apimachinery::read::ReadFields for PodDNSConfig {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.nameservers = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.searches = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.options = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodDNSConfig {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodDNSConfig {
@@ -10028,6 +12706,22 @@ impl ::kapi_apimachinery::read::ReadFields for PodDNSConfigOption {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodDNSConfigOption {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -10125,6 +12819,28 @@ impl ::kapi_apimachinery::read::ReadFields for PodExecOptions {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.stdin = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.stdout = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.stderr = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.tty = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.container = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.command = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodExecOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodExecOptions {
@@ -10179,6 +12895,22 @@ impl ::kapi_apimachinery::read::ReadFields for PodExtendedResourceClaimStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.request_mappings = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.resource_claim_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodExtendedResourceClaimStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodExtendedResourceClaimStatus {
@@ -10227,6 +12959,21 @@ impl ::kapi_apimachinery::read::ReadFields for PodIP {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.ip = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodIP {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -10291,6 +13038,24 @@ impl ::kapi_apimachinery::read::ReadFields for PodList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -10426,6 +13191,32 @@ impl ::kapi_apimachinery::read::ReadFields for PodLogOptions {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.container = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.follow = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.previous = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.since_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.since_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.timestamps = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.tail_lines = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.limit_bytes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.insecure_skip_tls_verify_backend = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.stream = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodLogOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodLogOptions {
@@ -10474,6 +13265,21 @@ impl ::kapi_apimachinery::read::ReadFields for PodOS {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodOS {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -10542,6 +13348,23 @@ impl ::kapi_apimachinery::read::ReadFields for PodPortForwardOptions {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.ports = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodPortForwardOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodPortForwardOptions {
@@ -10602,6 +13425,23 @@ impl ::kapi_apimachinery::read::ReadFields for PodProxyOptions {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodProxyOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodProxyOptions {
@@ -10650,6 +13490,21 @@ impl ::kapi_apimachinery::read::ReadFields for PodReadinessGate {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.condition_type = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodReadinessGate {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -10724,6 +13579,23 @@ impl ::kapi_apimachinery::read::ReadFields for PodResourceClaim {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.resource_claim_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.resource_claim_template_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodResourceClaim {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodResourceClaim {
@@ -10782,6 +13654,22 @@ impl ::kapi_apimachinery::read::ReadFields for PodResourceClaimStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.resource_claim_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodResourceClaimStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodResourceClaimStatus {
@@ -10831,6 +13719,21 @@ impl ::kapi_apimachinery::read::ReadFields for PodSchedulingGate {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodSchedulingGate {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodSchedulingGate {
@@ -10879,6 +13782,21 @@ impl ::kapi_apimachinery::read::ReadFields for PodSchedulingGroup {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.pod_group_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodSchedulingGroup {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -11003,6 +13921,33 @@ impl ::kapi_apimachinery::read::ReadFields for PodSecurityContext {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.se_linux_options = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.windows_options = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.run_as_user = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.run_as_group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.run_as_non_root = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.supplemental_groups = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.supplemental_groups_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.fs_group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.sysctls = ::kapi_apimachinery::read::null_as_default(value)?,
+            9 => self.fs_group_change_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.seccomp_profile = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.app_armor_profile = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            12 => self.se_linux_change_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodSecurityContext {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodSecurityContext {
@@ -11053,6 +13998,21 @@ impl ::kapi_apimachinery::read::ReadFields for PodSignature {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.pod_controller = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodSignature {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -11324,6 +14284,62 @@ impl ::kapi_apimachinery::read::ReadFields for PodSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.volumes = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.init_containers = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.containers = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.ephemeral_containers = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.restart_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.termination_grace_period_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.active_deadline_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.dns_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.node_selector = ::kapi_apimachinery::read::null_as_default(value)?,
+            9 => self.service_account_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.service_account = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.automount_service_account_token = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            12 => self.node_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            13 => self.host_network = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            14 => self.host_pid = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            15 => self.host_ipc = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            16 => self.share_process_namespace = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            17 => self.security_context = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            18 => self.image_pull_secrets = ::kapi_apimachinery::read::null_as_default(value)?,
+            19 => self.hostname = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            20 => self.subdomain = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            21 => self.affinity = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            22 => self.scheduler_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            23 => self.tolerations = ::kapi_apimachinery::read::null_as_default(value)?,
+            24 => self.host_aliases = ::kapi_apimachinery::read::null_as_default(value)?,
+            25 => self.priority_class_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            26 => self.priority = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            27 => self.dns_config = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            28 => self.readiness_gates = ::kapi_apimachinery::read::null_as_default(value)?,
+            29 => self.runtime_class_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            30 => self.enable_service_links = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            31 => self.preemption_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            32 => self.overhead = ::kapi_apimachinery::read::null_as_default(value)?,
+            33 => self.topology_spread_constraints = ::kapi_apimachinery::read::null_as_default(value)?,
+            34 => self.set_hostname_as_fqdn = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            35 => self.os = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            36 => self.host_users = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            37 => self.scheduling_gates = ::kapi_apimachinery::read::null_as_default(value)?,
+            38 => self.resource_claims = ::kapi_apimachinery::read::null_as_default(value)?,
+            39 => self.resources = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            40 => self.hostname_override = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            41 => self.scheduling_group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodSpec {
@@ -11477,6 +14493,41 @@ impl ::kapi_apimachinery::read::ReadFields for PodStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.phase = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.nominated_node_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.host_ip = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.host_ips = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.pod_ip = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.pod_ips = ::kapi_apimachinery::read::null_as_default(value)?,
+            10 => self.start_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.init_container_statuses = ::kapi_apimachinery::read::null_as_default(value)?,
+            12 => self.container_statuses = ::kapi_apimachinery::read::null_as_default(value)?,
+            13 => self.qos_class = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            14 => self.ephemeral_container_statuses = ::kapi_apimachinery::read::null_as_default(value)?,
+            15 => self.resize = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            16 => self.resource_claim_statuses = ::kapi_apimachinery::read::null_as_default(value)?,
+            17 => self.extended_resource_claim_status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            18 => self.allocated_resources = ::kapi_apimachinery::read::null_as_default(value)?,
+            19 => self.resources = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            20 => self.node_allocatable_resource_claim_statuses = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodStatus {
@@ -11548,6 +14599,24 @@ impl ::kapi_apimachinery::read::ReadFields for PodStatusResult {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodStatusResult {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodStatusResult {
@@ -11611,6 +14680,24 @@ impl ::kapi_apimachinery::read::ReadFields for PodTemplate {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.template = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodTemplate {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -11676,6 +14763,24 @@ impl ::kapi_apimachinery::read::ReadFields for PodTemplateList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodTemplateList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodTemplateList {
@@ -11729,6 +14834,22 @@ impl ::kapi_apimachinery::read::ReadFields for PodTemplateSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodTemplateSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -11792,6 +14913,23 @@ impl ::kapi_apimachinery::read::ReadFields for PortStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.port = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.protocol = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.error = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PortStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PortStatus {
@@ -11851,6 +14989,23 @@ impl ::kapi_apimachinery::read::ReadFields for PortworxVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.volume_id = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PortworxVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PortworxVolumeSource {
@@ -11901,6 +15056,21 @@ impl ::kapi_apimachinery::read::ReadFields for Preconditions {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.uid = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Preconditions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -11969,6 +15139,24 @@ impl ::kapi_apimachinery::read::ReadFields for PreferAvoidPodsEntry {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.pod_signature = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.eviction_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PreferAvoidPodsEntry {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PreferAvoidPodsEntry {
@@ -12022,6 +15210,22 @@ impl ::kapi_apimachinery::read::ReadFields for PreferredSchedulingTerm {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.weight = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.preference = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PreferredSchedulingTerm {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -12117,6 +15321,30 @@ impl ::kapi_apimachinery::read::ReadFields for Probe {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.exec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.http_get = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.tcp_socket = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.grpc = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.initial_delay_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.timeout_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.period_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.success_threshold = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.failure_threshold = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.termination_grace_period_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Probe {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Probe {
@@ -12186,6 +15414,24 @@ impl ::kapi_apimachinery::read::ReadFields for ProbeHandler {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.exec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.http_get = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.tcp_socket = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.grpc = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ProbeHandler {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ProbeHandler {
@@ -12239,6 +15485,22 @@ impl ::kapi_apimachinery::read::ReadFields for ProjectedVolumeSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.sources = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.default_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ProjectedVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -12313,6 +15575,26 @@ impl ::kapi_apimachinery::read::ReadFields for QuobyteVolumeSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.registry = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.volume = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.user = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.tenant = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for QuobyteVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -12398,6 +15680,28 @@ impl ::kapi_apimachinery::read::ReadFields for RBDPersistentVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.monitors = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.image = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.pool = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.user = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.keyring = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for RBDPersistentVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for RBDPersistentVolumeSource {
@@ -12482,6 +15786,28 @@ impl ::kapi_apimachinery::read::ReadFields for RBDVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.monitors = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.image = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.pool = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.user = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.keyring = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for RBDVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for RBDVolumeSource {
@@ -12553,6 +15879,25 @@ impl ::kapi_apimachinery::read::ReadFields for RangeAllocation {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.range = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.data = <::kapi_apimachinery::serde_bytes::Base64<_> as ::kapi_apimachinery::read::FromValue>::from_value(value)?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for RangeAllocation {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for RangeAllocation {
@@ -12621,6 +15966,25 @@ impl ::kapi_apimachinery::read::ReadFields for ReplicationController {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ReplicationController {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -12691,6 +16055,25 @@ impl ::kapi_apimachinery::read::ReadFields for ReplicationControllerCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.status = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ReplicationControllerCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ReplicationControllerCondition {
@@ -12755,6 +16138,24 @@ impl ::kapi_apimachinery::read::ReadFields for ReplicationControllerList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ReplicationControllerList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ReplicationControllerList {
@@ -12818,6 +16219,24 @@ impl ::kapi_apimachinery::read::ReadFields for ReplicationControllerSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.min_ready_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.selector = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.template = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ReplicationControllerSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -12893,6 +16312,26 @@ impl ::kapi_apimachinery::read::ReadFields for ReplicationControllerStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.fully_labeled_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.ready_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.available_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ReplicationControllerStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ReplicationControllerStatus {
@@ -12946,6 +16385,22 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaim {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.request = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaim {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -13005,6 +16460,23 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceFieldSelector {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.container_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.resource = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.divisor = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceFieldSelector {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -13072,6 +16544,23 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceHealth {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.resource_id = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.health = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceHealth {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -13142,6 +16631,25 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceQuota {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceQuota {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceQuota {
@@ -13206,6 +16714,24 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceQuotaList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceQuotaList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceQuotaList {
@@ -13265,6 +16791,23 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceQuotaSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.hard = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.scopes = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.scope_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceQuotaSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceQuotaSpec {
@@ -13318,6 +16861,22 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceQuotaStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.hard = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.used = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceQuotaStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -13382,6 +16941,23 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceRequirements {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.limits = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.requests = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.claims = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceRequirements {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceRequirements {
@@ -13435,6 +17011,22 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.resources = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -13499,6 +17091,24 @@ impl ::kapi_apimachinery::read::ReadFields for SELinuxOptions {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.user = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.role = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.level = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SELinuxOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -13594,6 +17204,30 @@ impl ::kapi_apimachinery::read::ReadFields for ScaleIOPersistentVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.gateway = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.system = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.secret_ref = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.ssl_enabled = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.protection_domain = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.storage_pool = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.storage_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.volume_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ScaleIOPersistentVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ScaleIOPersistentVolumeSource {
@@ -13688,6 +17322,30 @@ impl ::kapi_apimachinery::read::ReadFields for ScaleIOVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.gateway = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.system = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.secret_ref = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.ssl_enabled = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.protection_domain = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.storage_pool = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.storage_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.volume_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ScaleIOVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ScaleIOVolumeSource {
@@ -13736,6 +17394,21 @@ impl ::kapi_apimachinery::read::ReadFields for ScopeSelector {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.match_expressions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ScopeSelector {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -13796,6 +17469,23 @@ impl ::kapi_apimachinery::read::ReadFields for ScopedResourceSelectorRequirement
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.scope_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.operator = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.values = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ScopedResourceSelectorRequirement {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ScopedResourceSelectorRequirement {
@@ -13851,6 +17541,22 @@ impl ::kapi_apimachinery::read::ReadFields for SeccompProfile {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.localhost_profile = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SeccompProfile {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -13931,6 +17637,27 @@ impl ::kapi_apimachinery::read::ReadFields for Secret {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.immutable = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.data = <::kapi_apimachinery::serde_bytes::Base64<_> as ::kapi_apimachinery::read::FromValue>::from_value(value)?.0,
+            5 => self.string_data = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Secret {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Secret {
@@ -13986,6 +17713,22 @@ impl ::kapi_apimachinery::read::ReadFields for SecretEnvSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.optional = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SecretEnvSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -14045,6 +17788,23 @@ impl ::kapi_apimachinery::read::ReadFields for SecretKeySelector {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.key = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.optional = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SecretKeySelector {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -14110,6 +17870,24 @@ impl ::kapi_apimachinery::read::ReadFields for SecretList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SecretList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for SecretList {
@@ -14171,6 +17949,23 @@ impl ::kapi_apimachinery::read::ReadFields for SecretProjection {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.optional = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SecretProjection {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for SecretProjection {
@@ -14224,6 +18019,22 @@ impl ::kapi_apimachinery::read::ReadFields for SecretReference {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.namespace = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SecretReference {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -14290,6 +18101,24 @@ impl ::kapi_apimachinery::read::ReadFields for SecretVolumeSource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.secret_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.default_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.optional = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SecretVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -14395,6 +18224,32 @@ impl ::kapi_apimachinery::read::ReadFields for SecurityContext {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.capabilities = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.privileged = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.se_linux_options = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.windows_options = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.run_as_user = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.run_as_group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.run_as_non_root = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.read_only_root_filesystem = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.allow_privilege_escalation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.proc_mount = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.seccomp_profile = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.app_armor_profile = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SecurityContext {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for SecurityContext {
@@ -14454,6 +18309,23 @@ impl ::kapi_apimachinery::read::ReadFields for SerializedReference {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.reference = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SerializedReference {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -14523,6 +18395,25 @@ impl ::kapi_apimachinery::read::ReadFields for Service {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Service {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -14598,6 +18489,26 @@ impl ::kapi_apimachinery::read::ReadFields for ServiceAccount {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.secrets = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.image_pull_secrets = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.automount_service_account_token = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ServiceAccount {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ServiceAccount {
@@ -14662,6 +18573,24 @@ impl ::kapi_apimachinery::read::ReadFields for ServiceAccountList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ServiceAccountList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ServiceAccountList {
@@ -14720,6 +18649,23 @@ impl ::kapi_apimachinery::read::ReadFields for ServiceAccountTokenProjection {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.audience = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.expiration_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.path = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ServiceAccountTokenProjection {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -14784,6 +18730,24 @@ impl ::kapi_apimachinery::read::ReadFields for ServiceList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ServiceList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -14868,6 +18832,26 @@ impl ::kapi_apimachinery::read::ReadFields for ServicePort {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.protocol = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.app_protocol = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.port = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.target_port = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.node_port = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ServicePort {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ServicePort {
@@ -14931,6 +18915,23 @@ impl ::kapi_apimachinery::read::ReadFields for ServiceProxyOptions {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ServiceProxyOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -15080,6 +19081,40 @@ impl ::kapi_apimachinery::read::ReadFields for ServiceSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.ports = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.selector = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.cluster_ip = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.cluster_ips = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.external_ips = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.session_affinity = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.load_balancer_ip = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.load_balancer_source_ranges = ::kapi_apimachinery::read::null_as_default(value)?,
+            9 => self.external_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.external_traffic_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.health_check_node_port = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            12 => self.publish_not_ready_addresses = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            13 => self.session_affinity_config = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            14 => self.ip_families = ::kapi_apimachinery::read::null_as_default(value)?,
+            15 => self.ip_family_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            16 => self.allocate_load_balancer_node_ports = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            17 => self.load_balancer_class = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            18 => self.internal_traffic_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            19 => self.traffic_distribution = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ServiceSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ServiceSpec {
@@ -15134,6 +19169,22 @@ impl ::kapi_apimachinery::read::ReadFields for ServiceStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.load_balancer = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ServiceStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ServiceStatus {
@@ -15183,6 +19234,21 @@ impl ::kapi_apimachinery::read::ReadFields for SessionAffinityConfig {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.client_ip = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SessionAffinityConfig {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for SessionAffinityConfig {
@@ -15231,6 +19297,21 @@ impl ::kapi_apimachinery::read::ReadFields for SleepAction {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.seconds = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SleepAction {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -15301,6 +19382,25 @@ impl ::kapi_apimachinery::read::ReadFields for StorageOSPersistentVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.volume_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.volume_namespace = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StorageOSPersistentVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for StorageOSPersistentVolumeSource {
@@ -15370,6 +19470,25 @@ impl ::kapi_apimachinery::read::ReadFields for StorageOSVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.volume_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.volume_namespace = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.secret_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StorageOSVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for StorageOSVolumeSource {
@@ -15424,6 +19543,22 @@ impl ::kapi_apimachinery::read::ReadFields for Sysctl {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.value = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Sysctl {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Sysctl {
@@ -15477,6 +19612,22 @@ impl ::kapi_apimachinery::read::ReadFields for TCPSocketAction {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.port = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.host = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for TCPSocketAction {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -15541,6 +19692,24 @@ impl ::kapi_apimachinery::read::ReadFields for Taint {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.key = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.effect = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.time_added = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Taint {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -15611,6 +19780,25 @@ impl ::kapi_apimachinery::read::ReadFields for Toleration {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.key = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.operator = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.effect = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.toleration_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Toleration {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Toleration {
@@ -15665,6 +19853,22 @@ impl ::kapi_apimachinery::read::ReadFields for TopologySelectorLabelRequirement 
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.key = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.values = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for TopologySelectorLabelRequirement {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for TopologySelectorLabelRequirement {
@@ -15713,6 +19917,21 @@ impl ::kapi_apimachinery::read::ReadFields for TopologySelectorTerm {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.match_label_expressions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for TopologySelectorTerm {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -15809,6 +20028,28 @@ impl ::kapi_apimachinery::read::ReadFields for TopologySpreadConstraint {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.max_skew = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.topology_key = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.when_unsatisfiable = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.label_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.min_domains = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.node_affinity_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.node_taints_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.match_label_keys = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for TopologySpreadConstraint {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for TopologySpreadConstraint {
@@ -15867,6 +20108,23 @@ impl ::kapi_apimachinery::read::ReadFields for TypedLocalObjectReference {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.api_group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.kind = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for TypedLocalObjectReference {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -15931,6 +20189,24 @@ impl ::kapi_apimachinery::read::ReadFields for TypedObjectReference {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.api_group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.kind = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.namespace = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for TypedObjectReference {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -16148,6 +20424,51 @@ impl ::kapi_apimachinery::read::ReadFields for Volume {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.host_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.empty_dir = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.gce_persistent_disk = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.aws_elastic_block_store = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.git_repo = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.secret = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.nfs = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.iscsi = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.glusterfs = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.persistent_volume_claim = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.rbd = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            12 => self.flex_volume = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            13 => self.cinder = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            14 => self.cephfs = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            15 => self.flocker = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            16 => self.downward_api = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            17 => self.fc = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            18 => self.azure_file = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            19 => self.config_map = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            20 => self.vsphere_volume = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            21 => self.quobyte = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            22 => self.azure_disk = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            23 => self.photon_persistent_disk = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            24 => self.projected = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            25 => self.portworx_volume = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            26 => self.scale_io = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            27 => self.storageos = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            28 => self.csi = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            29 => self.ephemeral = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            30 => self.image = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Volume {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Volume {
@@ -16201,6 +20522,22 @@ impl ::kapi_apimachinery::read::ReadFields for VolumeDevice {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.device_path = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for VolumeDevice {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -16289,6 +20626,27 @@ impl ::kapi_apimachinery::read::ReadFields for VolumeMount {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.recursive_read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.mount_path = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.sub_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.mount_propagation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.sub_path_expr = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for VolumeMount {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for VolumeMount {
@@ -16358,6 +20716,25 @@ impl ::kapi_apimachinery::read::ReadFields for VolumeMountStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.mount_path = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.recursive_read_only = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.volume_status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for VolumeMountStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for VolumeMountStatus {
@@ -16406,6 +20783,21 @@ impl ::kapi_apimachinery::read::ReadFields for VolumeNodeAffinity {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.required = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for VolumeNodeAffinity {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -16499,6 +20891,26 @@ impl ::kapi_apimachinery::read::ReadFields for VolumeProjection {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.secret = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.downward_api = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.config_map = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.service_account_token = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.cluster_trust_bundle = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.pod_certificate = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for VolumeProjection {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for VolumeProjection {
@@ -16552,6 +20964,22 @@ impl ::kapi_apimachinery::read::ReadFields for VolumeResourceRequirements {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.limits = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.requests = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for VolumeResourceRequirements {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -16859,6 +21287,50 @@ impl ::kapi_apimachinery::read::ReadFields for VolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.host_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.empty_dir = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.gce_persistent_disk = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.aws_elastic_block_store = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.git_repo = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.secret = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.nfs = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.iscsi = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.glusterfs = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.persistent_volume_claim = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.rbd = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.flex_volume = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            12 => self.cinder = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            13 => self.cephfs = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            14 => self.flocker = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            15 => self.downward_api = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            16 => self.fc = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            17 => self.azure_file = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            18 => self.config_map = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            19 => self.vsphere_volume = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            20 => self.quobyte = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            21 => self.azure_disk = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            22 => self.photon_persistent_disk = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            23 => self.projected = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            24 => self.portworx_volume = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            25 => self.scale_io = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            26 => self.storageos = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            27 => self.csi = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            28 => self.ephemeral = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            29 => self.image = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for VolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for VolumeSource {
@@ -16907,6 +21379,21 @@ impl ::kapi_apimachinery::read::ReadFields for VolumeStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.image = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for VolumeStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -16972,6 +21459,24 @@ impl ::kapi_apimachinery::read::ReadFields for VsphereVirtualDiskVolumeSource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.volume_path = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.fs_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.storage_policy_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.storage_policy_id = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for VsphereVirtualDiskVolumeSource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for VsphereVirtualDiskVolumeSource {
@@ -17025,6 +21530,22 @@ impl ::kapi_apimachinery::read::ReadFields for WeightedPodAffinityTerm {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.weight = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.pod_affinity_term = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for WeightedPodAffinityTerm {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -17089,6 +21610,24 @@ impl ::kapi_apimachinery::read::ReadFields for WindowsSecurityContextOptions {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.gmsa_credential_spec_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.gmsa_credential_spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.run_as_user_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.host_process = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for WindowsSecurityContextOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

@@ -45,7 +45,7 @@ impl ::kapi_apimachinery::Object for super::Event {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::api::core::v1::Event>(internal).map(|h| crate::api::events::v1::conversion::Event_from_hub(h))
+        <crate::api::core::v1::Event as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::events::v1::conversion::Event_from_hub(h))
     }
 }
 
@@ -93,6 +93,6 @@ impl ::kapi_apimachinery::Object for super::EventList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::api::core::v1::EventList>(internal).map(|h| crate::api::events::v1::conversion::EventList_from_hub(h))
+        <crate::api::core::v1::EventList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::events::v1::conversion::EventList_from_hub(h))
     }
 }

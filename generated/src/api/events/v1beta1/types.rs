@@ -151,6 +151,37 @@ impl ::kapi_apimachinery::read::ReadFields for Event {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.event_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.series = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.reporting_controller = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.reporting_instance = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.action = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.regarding = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.related = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.note = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            12 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            13 => self.deprecated_source = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            14 => self.deprecated_first_timestamp = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            15 => self.deprecated_last_timestamp = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            16 => self.deprecated_count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Event {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Event {
@@ -217,6 +248,24 @@ impl ::kapi_apimachinery::read::ReadFields for EventList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EventList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for EventList {
@@ -271,6 +320,22 @@ impl ::kapi_apimachinery::read::ReadFields for EventSeries {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.last_observed_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for EventSeries {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

@@ -54,7 +54,7 @@ impl ::kapi_apimachinery::Object for super::DaemonSet {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -99,7 +99,7 @@ impl ::kapi_apimachinery::Object for super::DaemonSetList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -156,7 +156,7 @@ impl ::kapi_apimachinery::Object for super::Deployment {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -201,7 +201,7 @@ impl ::kapi_apimachinery::Object for super::DeploymentList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -244,7 +244,7 @@ impl ::kapi_apimachinery::Object for super::DeploymentRollback {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -301,7 +301,7 @@ impl ::kapi_apimachinery::Object for super::Ingress {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -346,7 +346,7 @@ impl ::kapi_apimachinery::Object for super::IngressList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -395,7 +395,7 @@ impl ::kapi_apimachinery::Object for super::NetworkPolicy {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -440,7 +440,7 @@ impl ::kapi_apimachinery::Object for super::NetworkPolicyList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -497,7 +497,7 @@ impl ::kapi_apimachinery::Object for super::ReplicaSet {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -542,7 +542,7 @@ impl ::kapi_apimachinery::Object for super::ReplicaSetList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -599,6 +599,6 @@ impl ::kapi_apimachinery::Object for super::Scale {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }

@@ -72,6 +72,25 @@ impl ::kapi_apimachinery::read::ReadFields for DaemonSet {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DaemonSet {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DaemonSet {
@@ -144,6 +163,25 @@ impl ::kapi_apimachinery::read::ReadFields for DaemonSetCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DaemonSetCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DaemonSetCondition {
@@ -209,6 +247,24 @@ impl ::kapi_apimachinery::read::ReadFields for DaemonSetList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DaemonSetList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -302,6 +358,26 @@ impl ::kapi_apimachinery::read::ReadFields for DaemonSetSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.template = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.update_strategy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.min_ready_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.template_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.revision_history_limit = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DaemonSetSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -420,6 +496,30 @@ impl ::kapi_apimachinery::read::ReadFields for DaemonSetStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.current_number_scheduled = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.number_misscheduled = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.desired_number_scheduled = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.number_ready = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.updated_number_scheduled = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.number_available = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.number_unavailable = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.collision_count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DaemonSetStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DaemonSetStatus {
@@ -482,6 +582,22 @@ impl ::kapi_apimachinery::read::ReadFields for DaemonSetUpdateStrategy {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.rolling_update = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DaemonSetUpdateStrategy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -557,6 +673,25 @@ impl ::kapi_apimachinery::read::ReadFields for Deployment {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Deployment {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Deployment {
@@ -631,6 +766,26 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.last_update_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeploymentCondition {
@@ -695,6 +850,24 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -766,6 +939,25 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentRollback {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.updated_annotations = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.rollback_to = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentRollback {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -879,6 +1071,29 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.template = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.strategy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.min_ready_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.revision_history_limit = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.paused = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.rollback_to = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.progress_deadline_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeploymentSpec {
@@ -987,6 +1202,29 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.updated_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.ready_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.available_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.unavailable_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.terminating_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.collision_count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeploymentStatus {
@@ -1046,6 +1284,22 @@ impl ::kapi_apimachinery::read::ReadFields for DeploymentStrategy {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.rolling_update = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeploymentStrategy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1126,6 +1380,23 @@ impl ::kapi_apimachinery::read::ReadFields for HTTPIngressPath {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.path_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.backend = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for HTTPIngressPath {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for HTTPIngressPath {
@@ -1179,6 +1450,21 @@ impl ::kapi_apimachinery::read::ReadFields for HTTPIngressRuleValue {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.paths = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for HTTPIngressRuleValue {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1243,6 +1529,22 @@ impl ::kapi_apimachinery::read::ReadFields for IPBlock {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.cidr = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.except = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for IPBlock {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1323,6 +1625,25 @@ impl ::kapi_apimachinery::read::ReadFields for Ingress {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Ingress {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Ingress {
@@ -1386,6 +1707,23 @@ impl ::kapi_apimachinery::read::ReadFields for IngressBackend {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.service_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.service_port = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.resource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for IngressBackend {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1453,6 +1791,24 @@ impl ::kapi_apimachinery::read::ReadFields for IngressList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for IngressList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for IngressList {
@@ -1516,6 +1872,23 @@ impl ::kapi_apimachinery::read::ReadFields for IngressLoadBalancerIngress {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.ip = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.hostname = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.ports = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for IngressLoadBalancerIngress {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for IngressLoadBalancerIngress {
@@ -1566,6 +1939,21 @@ impl ::kapi_apimachinery::read::ReadFields for IngressLoadBalancerStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.ingress = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for IngressLoadBalancerStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1637,6 +2025,23 @@ impl ::kapi_apimachinery::read::ReadFields for IngressPortStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.port = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.protocol = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.error = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for IngressPortStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1721,6 +2126,22 @@ impl ::kapi_apimachinery::read::ReadFields for IngressRule {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.host = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.http = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for IngressRule {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for IngressRule {
@@ -1777,6 +2198,21 @@ impl ::kapi_apimachinery::read::ReadFields for IngressRuleValue {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.http = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for IngressRuleValue {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1865,6 +2301,24 @@ impl ::kapi_apimachinery::read::ReadFields for IngressSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.ingress_class_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.backend = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.tls = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.rules = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for IngressSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for IngressSpec {
@@ -1914,6 +2368,21 @@ impl ::kapi_apimachinery::read::ReadFields for IngressStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.load_balancer = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for IngressStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1978,6 +2447,22 @@ impl ::kapi_apimachinery::read::ReadFields for IngressTLS {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.hosts = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.secret_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for IngressTLS {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2046,6 +2531,24 @@ impl ::kapi_apimachinery::read::ReadFields for NetworkPolicy {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NetworkPolicy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2117,6 +2620,22 @@ impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyEgressRule {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.ports = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.to = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NetworkPolicyEgressRule {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NetworkPolicyEgressRule {
@@ -2185,6 +2704,22 @@ impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyIngressRule {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.ports = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.from = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NetworkPolicyIngressRule {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NetworkPolicyIngressRule {
@@ -2251,6 +2786,24 @@ impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NetworkPolicyList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2326,6 +2879,23 @@ impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyPeer {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.pod_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.namespace_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.ip_block = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NetworkPolicyPeer {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NetworkPolicyPeer {
@@ -2394,6 +2964,23 @@ impl ::kapi_apimachinery::read::ReadFields for NetworkPolicyPort {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.protocol = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.port = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.end_port = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NetworkPolicyPort {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2492,6 +3079,24 @@ impl ::kapi_apimachinery::read::ReadFields for NetworkPolicySpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.pod_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.ingress = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.egress = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.policy_types = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NetworkPolicySpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NetworkPolicySpec {
@@ -2573,6 +3178,25 @@ impl ::kapi_apimachinery::read::ReadFields for ReplicaSet {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ReplicaSet {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ReplicaSet {
@@ -2645,6 +3269,25 @@ impl ::kapi_apimachinery::read::ReadFields for ReplicaSetCondition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ReplicaSetCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ReplicaSetCondition {
@@ -2711,6 +3354,24 @@ impl ::kapi_apimachinery::read::ReadFields for ReplicaSetList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ReplicaSetList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2789,6 +3450,24 @@ impl ::kapi_apimachinery::read::ReadFields for ReplicaSetSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.min_ready_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.template = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ReplicaSetSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2883,6 +3562,27 @@ impl ::kapi_apimachinery::read::ReadFields for ReplicaSetStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.fully_labeled_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.ready_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.available_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.terminating_replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ReplicaSetStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ReplicaSetStatus {
@@ -2932,6 +3632,21 @@ impl ::kapi_apimachinery::read::ReadFields for RollbackConfig {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.revision = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for RollbackConfig {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -3020,6 +3735,22 @@ impl ::kapi_apimachinery::read::ReadFields for RollingUpdateDaemonSet {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.max_unavailable = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.max_surge = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for RollingUpdateDaemonSet {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for RollingUpdateDaemonSet {
@@ -3095,6 +3826,22 @@ impl ::kapi_apimachinery::read::ReadFields for RollingUpdateDeployment {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.max_unavailable = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.max_surge = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for RollingUpdateDeployment {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for RollingUpdateDeployment {
@@ -3167,6 +3914,25 @@ impl ::kapi_apimachinery::read::ReadFields for Scale {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Scale {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Scale {
@@ -3219,6 +3985,21 @@ impl ::kapi_apimachinery::read::ReadFields for ScaleSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ScaleSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -3286,6 +4067,23 @@ impl ::kapi_apimachinery::read::ReadFields for ScaleStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.replicas = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.selector = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.target_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ScaleStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

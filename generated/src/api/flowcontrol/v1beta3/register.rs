@@ -54,7 +54,7 @@ impl ::kapi_apimachinery::Object for super::FlowSchema {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -99,7 +99,7 @@ impl ::kapi_apimachinery::Object for super::FlowSchemaList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -156,7 +156,7 @@ impl ::kapi_apimachinery::Object for super::PriorityLevelConfiguration {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -201,6 +201,6 @@ impl ::kapi_apimachinery::Object for super::PriorityLevelConfigurationList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }

@@ -49,7 +49,7 @@ impl ::kapi_apimachinery::Object for super::IPAddress {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::networking::IPAddress>(internal).map(|h| crate::api::networking::v1::conversion::IPAddress_from_hub(h))
+        <crate::hub::networking::IPAddress as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::networking::v1::conversion::IPAddress_from_hub(h))
     }
 }
 
@@ -97,7 +97,7 @@ impl ::kapi_apimachinery::Object for super::IPAddressList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::networking::IPAddressList>(internal).map(|h| crate::api::networking::v1::conversion::IPAddressList_from_hub(h))
+        <crate::hub::networking::IPAddressList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::networking::v1::conversion::IPAddressList_from_hub(h))
     }
 }
 
@@ -157,7 +157,7 @@ impl ::kapi_apimachinery::Object for super::Ingress {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::networking::Ingress>(internal).map(|h| crate::api::networking::v1::conversion::Ingress_from_hub(h))
+        <crate::hub::networking::Ingress as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::networking::v1::conversion::Ingress_from_hub(h))
     }
 }
 
@@ -209,7 +209,7 @@ impl ::kapi_apimachinery::Object for super::IngressClass {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::networking::IngressClass>(internal).map(|h| crate::api::networking::v1::conversion::IngressClass_from_hub(h))
+        <crate::hub::networking::IngressClass as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::networking::v1::conversion::IngressClass_from_hub(h))
     }
 }
 
@@ -257,7 +257,7 @@ impl ::kapi_apimachinery::Object for super::IngressClassList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::networking::IngressClassList>(internal).map(|h| crate::api::networking::v1::conversion::IngressClassList_from_hub(h))
+        <crate::hub::networking::IngressClassList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::networking::v1::conversion::IngressClassList_from_hub(h))
     }
 }
 
@@ -305,7 +305,7 @@ impl ::kapi_apimachinery::Object for super::IngressList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::networking::IngressList>(internal).map(|h| crate::api::networking::v1::conversion::IngressList_from_hub(h))
+        <crate::hub::networking::IngressList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::networking::v1::conversion::IngressList_from_hub(h))
     }
 }
 
@@ -357,7 +357,7 @@ impl ::kapi_apimachinery::Object for super::NetworkPolicy {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::networking::NetworkPolicy>(internal).map(|h| crate::api::networking::v1::conversion::NetworkPolicy_from_hub(h))
+        <crate::hub::networking::NetworkPolicy as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::networking::v1::conversion::NetworkPolicy_from_hub(h))
     }
 }
 
@@ -405,7 +405,7 @@ impl ::kapi_apimachinery::Object for super::NetworkPolicyList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::networking::NetworkPolicyList>(internal).map(|h| crate::api::networking::v1::conversion::NetworkPolicyList_from_hub(h))
+        <crate::hub::networking::NetworkPolicyList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::networking::v1::conversion::NetworkPolicyList_from_hub(h))
     }
 }
 
@@ -465,7 +465,7 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDR {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::networking::ServiceCIDR>(internal).map(|h| crate::api::networking::v1::conversion::ServiceCIDR_from_hub(h))
+        <crate::hub::networking::ServiceCIDR as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::networking::v1::conversion::ServiceCIDR_from_hub(h))
     }
 }
 
@@ -513,6 +513,6 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDRList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::networking::ServiceCIDRList>(internal).map(|h| crate::api::networking::v1::conversion::ServiceCIDRList_from_hub(h))
+        <crate::hub::networking::ServiceCIDRList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::networking::v1::conversion::ServiceCIDRList_from_hub(h))
     }
 }

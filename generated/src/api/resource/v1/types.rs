@@ -81,6 +81,27 @@ impl ::kapi_apimachinery::read::ReadFields for AllocatedDeviceStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.driver = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.pool = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.device = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.share_id = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.data = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.network_data = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for AllocatedDeviceStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for AllocatedDeviceStatus {
@@ -141,6 +162,23 @@ impl ::kapi_apimachinery::read::ReadFields for AllocationResult {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.devices = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.node_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.allocation_timestamp = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for AllocationResult {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -225,6 +263,21 @@ impl ::kapi_apimachinery::read::ReadFields for CELDeviceSelector {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.expression = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CELDeviceSelector {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CELDeviceSelector {
@@ -300,6 +353,23 @@ impl ::kapi_apimachinery::read::ReadFields for CapacityRequestPolicy {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.default = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.valid_values = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.valid_range = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CapacityRequestPolicy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CapacityRequestPolicy {
@@ -372,6 +442,23 @@ impl ::kapi_apimachinery::read::ReadFields for CapacityRequestPolicyRange {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.min = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.max = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.step = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CapacityRequestPolicyRange {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CapacityRequestPolicyRange {
@@ -431,6 +518,21 @@ impl ::kapi_apimachinery::read::ReadFields for CapacityRequirements {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.requests = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CapacityRequirements {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CapacityRequirements {
@@ -479,6 +581,21 @@ impl ::kapi_apimachinery::read::ReadFields for Counter {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.value = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Counter {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -537,6 +654,22 @@ impl ::kapi_apimachinery::read::ReadFields for CounterSet {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.counters = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CounterSet {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -683,6 +816,33 @@ impl ::kapi_apimachinery::read::ReadFields for Device {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.attributes = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.capacity = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.consumes_counters = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.node_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.node_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.all_nodes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.taints = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.binds_to_node = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.binding_conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            10 => self.binding_failure_conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            11 => self.allow_multiple_allocations = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            12 => self.node_allocatable_resource_mappings = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Device {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Device {
@@ -744,6 +904,23 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceAllocationConfiguration {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.source = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.requests = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.opaque = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceAllocationConfiguration {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceAllocationConfiguration {
@@ -799,6 +976,22 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceAllocationResult {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.results = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.config = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceAllocationResult {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -890,6 +1083,28 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceAttribute {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.int = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.bool = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.string = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.ints = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.bools = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.strings = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.versions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceAttribute {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceAttribute {
@@ -950,6 +1165,22 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceCapacity {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.value = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.request_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceCapacity {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceCapacity {
@@ -1009,6 +1240,23 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceClaim {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.requests = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.constraints = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.config = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceClaim {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceClaim {
@@ -1064,6 +1312,22 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceClaimConfiguration {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.requests = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.opaque = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceClaimConfiguration {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1133,6 +1397,24 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceClass {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceClass {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceClass {
@@ -1181,6 +1463,21 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceClassConfiguration {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.opaque = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceClassConfiguration {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1246,6 +1543,24 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceClassList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceClassList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceClassList {
@@ -1309,6 +1624,23 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceClassSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.selectors = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.config = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.extended_resource_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceClassSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceClassSpec {
@@ -1363,6 +1695,21 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceConfiguration {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.opaque = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceConfiguration {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1439,6 +1786,23 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceConstraint {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.requests = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.match_attribute = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.distinct_attribute = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceConstraint {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceConstraint {
@@ -1494,6 +1858,22 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceCounterConsumption {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.counter_set = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.counters = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceCounterConsumption {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1561,6 +1941,23 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceRequest {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.exactly = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.first_available = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceRequest {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1676,6 +2073,30 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceRequestAllocationResult {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.request = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.driver = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.pool = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.device = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.admin_access = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.tolerations = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.binding_conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.binding_failure_conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.share_id = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.consumed_capacity = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceRequestAllocationResult {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceRequestAllocationResult {
@@ -1724,6 +2145,21 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceSelector {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.cel = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceSelector {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1836,6 +2272,27 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceSubRequest {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.device_class_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.selectors = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.allocation_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.tolerations = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.capacity = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceSubRequest {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeviceSubRequest {
@@ -1903,6 +2360,24 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceTaint {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.key = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.effect = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.time_added = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceTaint {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1972,6 +2447,25 @@ impl ::kapi_apimachinery::read::ReadFields for DeviceToleration {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.key = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.operator = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.value = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.effect = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.toleration_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeviceToleration {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2083,6 +2577,27 @@ impl ::kapi_apimachinery::read::ReadFields for ExactDeviceRequest {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.device_class_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.selectors = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.allocation_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.admin_access = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.tolerations = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.capacity = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ExactDeviceRequest {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ExactDeviceRequest {
@@ -2145,6 +2660,23 @@ impl ::kapi_apimachinery::read::ReadFields for NetworkDeviceData {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.interface_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.ips = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.hardware_address = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NetworkDeviceData {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2214,6 +2746,22 @@ impl ::kapi_apimachinery::read::ReadFields for NodeAllocatableResourceMapping {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.capacity_key = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.allocation_multiplier = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for NodeAllocatableResourceMapping {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for NodeAllocatableResourceMapping {
@@ -2273,6 +2821,22 @@ impl ::kapi_apimachinery::read::ReadFields for OpaqueDeviceConfiguration {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.driver = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.parameters = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for OpaqueDeviceConfiguration {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2343,6 +2907,25 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaim {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaim {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceClaim {
@@ -2406,6 +2989,24 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaimConsumerReference {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.api_group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.resource = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.uid = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaimConsumerReference {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2471,6 +3072,24 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaimList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaimList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceClaimList {
@@ -2519,6 +3138,21 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaimSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.devices = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaimSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2584,6 +3218,23 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaimStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.allocation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.reserved_for = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.devices = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaimStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2651,6 +3302,24 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaimTemplate {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaimTemplate {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceClaimTemplate {
@@ -2715,6 +3384,24 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaimTemplateList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaimTemplateList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceClaimTemplateList {
@@ -2768,6 +3455,22 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceClaimTemplateSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceClaimTemplateSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2833,6 +3536,23 @@ impl ::kapi_apimachinery::read::ReadFields for ResourcePool {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.generation = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.resource_slice_count = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourcePool {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2908,6 +3628,24 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceSlice {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceSlice {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ResourceSlice {
@@ -2971,6 +3709,24 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceSliceList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceSliceList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -3079,6 +3835,28 @@ impl ::kapi_apimachinery::read::ReadFields for ResourceSliceSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.driver = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.pool = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.node_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.node_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.all_nodes = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.devices = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.per_device_node_selection = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.shared_counters = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ResourceSliceSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

@@ -57,7 +57,7 @@ impl ::kapi_apimachinery::Object for super::DeviceTaintRule {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::resource::DeviceTaintRule>(internal).map(|h| crate::api::resource::v1alpha3::conversion::DeviceTaintRule_from_hub(h))
+        <crate::hub::resource::DeviceTaintRule as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::resource::v1alpha3::conversion::DeviceTaintRule_from_hub(h))
     }
 }
 
@@ -105,7 +105,7 @@ impl ::kapi_apimachinery::Object for super::DeviceTaintRuleList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::resource::DeviceTaintRuleList>(internal).map(|h| crate::api::resource::v1alpha3::conversion::DeviceTaintRuleList_from_hub(h))
+        <crate::hub::resource::DeviceTaintRuleList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::resource::v1alpha3::conversion::DeviceTaintRuleList_from_hub(h))
     }
 }
 
@@ -165,7 +165,7 @@ impl ::kapi_apimachinery::Object for super::ResourcePoolStatusRequest {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::resource::ResourcePoolStatusRequest>(internal).map(|h| crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequest_from_hub(h))
+        <crate::hub::resource::ResourcePoolStatusRequest as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequest_from_hub(h))
     }
 }
 
@@ -213,6 +213,6 @@ impl ::kapi_apimachinery::Object for super::ResourcePoolStatusRequestList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::resource::ResourcePoolStatusRequestList>(internal).map(|h| crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequestList_from_hub(h))
+        <crate::hub::resource::ResourcePoolStatusRequestList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequestList_from_hub(h))
     }
 }

@@ -49,7 +49,7 @@ impl ::kapi_apimachinery::Object for super::DeviceClass {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::resource::DeviceClass>(internal).map(|h| crate::api::resource::v1beta1::conversion::DeviceClass_from_hub(h))
+        <crate::hub::resource::DeviceClass as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::resource::v1beta1::conversion::DeviceClass_from_hub(h))
     }
 }
 
@@ -97,7 +97,7 @@ impl ::kapi_apimachinery::Object for super::DeviceClassList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::resource::DeviceClassList>(internal).map(|h| crate::api::resource::v1beta1::conversion::DeviceClassList_from_hub(h))
+        <crate::hub::resource::DeviceClassList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::resource::v1beta1::conversion::DeviceClassList_from_hub(h))
     }
 }
 
@@ -157,7 +157,7 @@ impl ::kapi_apimachinery::Object for super::ResourceClaim {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::resource::ResourceClaim>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaim_from_hub(h))
+        <crate::hub::resource::ResourceClaim as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaim_from_hub(h))
     }
 }
 
@@ -205,7 +205,7 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::resource::ResourceClaimList>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimList_from_hub(h))
+        <crate::hub::resource::ResourceClaimList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimList_from_hub(h))
     }
 }
 
@@ -257,7 +257,7 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplate {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::resource::ResourceClaimTemplate>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimTemplate_from_hub(h))
+        <crate::hub::resource::ResourceClaimTemplate as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimTemplate_from_hub(h))
     }
 }
 
@@ -305,7 +305,7 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplateList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::resource::ResourceClaimTemplateList>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimTemplateList_from_hub(h))
+        <crate::hub::resource::ResourceClaimTemplateList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimTemplateList_from_hub(h))
     }
 }
 
@@ -357,7 +357,7 @@ impl ::kapi_apimachinery::Object for super::ResourceSlice {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::resource::ResourceSlice>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceSlice_from_hub(h))
+        <crate::hub::resource::ResourceSlice as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceSlice_from_hub(h))
     }
 }
 
@@ -405,6 +405,6 @@ impl ::kapi_apimachinery::Object for super::ResourceSliceList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::resource::ResourceSliceList>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceSliceList_from_hub(h))
+        <crate::hub::resource::ResourceSliceList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceSliceList_from_hub(h))
     }
 }

@@ -45,7 +45,7 @@ impl ::kapi_apimachinery::Object for super::PriorityClass {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::scheduling::PriorityClass>(internal).map(|h| crate::api::scheduling::v1::conversion::PriorityClass_from_hub(h))
+        <crate::hub::scheduling::PriorityClass as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::scheduling::v1::conversion::PriorityClass_from_hub(h))
     }
 }
 
@@ -93,6 +93,6 @@ impl ::kapi_apimachinery::Object for super::PriorityClassList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::scheduling::PriorityClassList>(internal).map(|h| crate::api::scheduling::v1::conversion::PriorityClassList_from_hub(h))
+        <crate::hub::scheduling::PriorityClassList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::scheduling::v1::conversion::PriorityClassList_from_hub(h))
     }
 }

@@ -57,7 +57,7 @@ impl ::kapi_apimachinery::Object for super::PodGroup {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::scheduling::PodGroup>(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::PodGroup_from_hub(h))
+        <crate::hub::scheduling::PodGroup as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::PodGroup_from_hub(h))
     }
 }
 
@@ -105,7 +105,7 @@ impl ::kapi_apimachinery::Object for super::PodGroupList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::scheduling::PodGroupList>(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::PodGroupList_from_hub(h))
+        <crate::hub::scheduling::PodGroupList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::PodGroupList_from_hub(h))
     }
 }
 
@@ -157,7 +157,7 @@ impl ::kapi_apimachinery::Object for super::Workload {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::scheduling::Workload>(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::Workload_from_hub(h))
+        <crate::hub::scheduling::Workload as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::Workload_from_hub(h))
     }
 }
 
@@ -205,6 +205,6 @@ impl ::kapi_apimachinery::Object for super::WorkloadList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::scheduling::WorkloadList>(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::WorkloadList_from_hub(h))
+        <crate::hub::scheduling::WorkloadList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::WorkloadList_from_hub(h))
     }
 }

@@ -36,6 +36,20 @@ impl ::kapi_apimachinery::read::ReadFields for BasicSchedulingPolicy {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for BasicSchedulingPolicy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for BasicSchedulingPolicy {
@@ -84,6 +98,21 @@ impl ::kapi_apimachinery::read::ReadFields for GangSchedulingPolicy {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.min_count = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for GangSchedulingPolicy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -154,6 +183,25 @@ impl ::kapi_apimachinery::read::ReadFields for PodGroup {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodGroup {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodGroup {
@@ -217,6 +265,24 @@ impl ::kapi_apimachinery::read::ReadFields for PodGroupList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodGroupList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -287,6 +353,23 @@ impl ::kapi_apimachinery::read::ReadFields for PodGroupResourceClaim {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.resource_claim_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.resource_claim_template_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodGroupResourceClaim {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodGroupResourceClaim {
@@ -341,6 +424,22 @@ impl ::kapi_apimachinery::read::ReadFields for PodGroupResourceClaimStatus {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.resource_claim_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodGroupResourceClaimStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodGroupResourceClaimStatus {
@@ -389,6 +488,21 @@ impl ::kapi_apimachinery::read::ReadFields for PodGroupSchedulingConstraints {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.topology = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodGroupSchedulingConstraints {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -443,6 +557,22 @@ impl ::kapi_apimachinery::read::ReadFields for PodGroupSchedulingPolicy {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.basic = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.gang = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodGroupSchedulingPolicy {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -527,6 +657,27 @@ impl ::kapi_apimachinery::read::ReadFields for PodGroupSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.pod_group_template_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.scheduling_policy = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.scheduling_constraints = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.resource_claims = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.disruption_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.priority_class_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.priority = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodGroupSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodGroupSpec {
@@ -591,6 +742,22 @@ impl ::kapi_apimachinery::read::ReadFields for PodGroupStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.resource_claim_statuses = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodGroupStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -675,6 +842,27 @@ impl ::kapi_apimachinery::read::ReadFields for PodGroupTemplate {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.scheduling_policy = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.scheduling_constraints = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.resource_claims = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.disruption_mode = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.priority_class_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.priority = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodGroupTemplate {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodGroupTemplate {
@@ -724,6 +912,21 @@ impl ::kapi_apimachinery::read::ReadFields for PodGroupTemplateReference {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.workload = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PodGroupTemplateReference {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PodGroupTemplateReference {
@@ -772,6 +975,21 @@ impl ::kapi_apimachinery::read::ReadFields for TopologyConstraint {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.key = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for TopologyConstraint {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -831,6 +1049,23 @@ impl ::kapi_apimachinery::read::ReadFields for TypedLocalObjectReference {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.api_group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.kind = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for TypedLocalObjectReference {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -896,6 +1131,24 @@ impl ::kapi_apimachinery::read::ReadFields for Workload {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Workload {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Workload {
@@ -960,6 +1213,24 @@ impl ::kapi_apimachinery::read::ReadFields for WorkloadList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for WorkloadList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for WorkloadList {
@@ -1014,6 +1285,22 @@ impl ::kapi_apimachinery::read::ReadFields for WorkloadPodGroupTemplateReference
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.workload_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.pod_group_template_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for WorkloadPodGroupTemplateReference {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for WorkloadPodGroupTemplateReference {
@@ -1067,6 +1354,22 @@ impl ::kapi_apimachinery::read::ReadFields for WorkloadSpec {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.controller_ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.pod_group_templates = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for WorkloadSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

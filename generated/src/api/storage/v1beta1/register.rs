@@ -49,7 +49,7 @@ impl ::kapi_apimachinery::Object for super::CSIDriver {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::storage::CSIDriver>(internal).map(|h| crate::api::storage::v1beta1::conversion::CSIDriver_from_hub(h))
+        <crate::hub::storage::CSIDriver as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::storage::v1beta1::conversion::CSIDriver_from_hub(h))
     }
 }
 
@@ -97,7 +97,7 @@ impl ::kapi_apimachinery::Object for super::CSIDriverList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::storage::CSIDriverList>(internal).map(|h| crate::api::storage::v1beta1::conversion::CSIDriverList_from_hub(h))
+        <crate::hub::storage::CSIDriverList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::storage::v1beta1::conversion::CSIDriverList_from_hub(h))
     }
 }
 
@@ -149,7 +149,7 @@ impl ::kapi_apimachinery::Object for super::CSINode {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::storage::CSINode>(internal).map(|h| crate::api::storage::v1beta1::conversion::CSINode_from_hub(h))
+        <crate::hub::storage::CSINode as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::storage::v1beta1::conversion::CSINode_from_hub(h))
     }
 }
 
@@ -197,7 +197,7 @@ impl ::kapi_apimachinery::Object for super::CSINodeList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::storage::CSINodeList>(internal).map(|h| crate::api::storage::v1beta1::conversion::CSINodeList_from_hub(h))
+        <crate::hub::storage::CSINodeList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::storage::v1beta1::conversion::CSINodeList_from_hub(h))
     }
 }
 
@@ -245,7 +245,7 @@ impl ::kapi_apimachinery::Object for super::CSIStorageCapacity {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::storage::CSIStorageCapacity>(internal).map(|h| crate::api::storage::v1beta1::conversion::CSIStorageCapacity_from_hub(h))
+        <crate::hub::storage::CSIStorageCapacity as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::storage::v1beta1::conversion::CSIStorageCapacity_from_hub(h))
     }
 }
 
@@ -293,7 +293,7 @@ impl ::kapi_apimachinery::Object for super::CSIStorageCapacityList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::storage::CSIStorageCapacityList>(internal).map(|h| crate::api::storage::v1beta1::conversion::CSIStorageCapacityList_from_hub(h))
+        <crate::hub::storage::CSIStorageCapacityList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::storage::v1beta1::conversion::CSIStorageCapacityList_from_hub(h))
     }
 }
 
@@ -341,7 +341,7 @@ impl ::kapi_apimachinery::Object for super::StorageClass {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::storage::StorageClass>(internal).map(|h| crate::api::storage::v1beta1::conversion::StorageClass_from_hub(h))
+        <crate::hub::storage::StorageClass as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::storage::v1beta1::conversion::StorageClass_from_hub(h))
     }
 }
 
@@ -389,7 +389,7 @@ impl ::kapi_apimachinery::Object for super::StorageClassList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::storage::StorageClassList>(internal).map(|h| crate::api::storage::v1beta1::conversion::StorageClassList_from_hub(h))
+        <crate::hub::storage::StorageClassList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::storage::v1beta1::conversion::StorageClassList_from_hub(h))
     }
 }
 
@@ -449,7 +449,7 @@ impl ::kapi_apimachinery::Object for super::VolumeAttachment {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::storage::VolumeAttachment>(internal).map(|h| crate::api::storage::v1beta1::conversion::VolumeAttachment_from_hub(h))
+        <crate::hub::storage::VolumeAttachment as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::storage::v1beta1::conversion::VolumeAttachment_from_hub(h))
     }
 }
 
@@ -497,7 +497,7 @@ impl ::kapi_apimachinery::Object for super::VolumeAttachmentList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::storage::VolumeAttachmentList>(internal).map(|h| crate::api::storage::v1beta1::conversion::VolumeAttachmentList_from_hub(h))
+        <crate::hub::storage::VolumeAttachmentList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::storage::v1beta1::conversion::VolumeAttachmentList_from_hub(h))
     }
 }
 
@@ -545,7 +545,7 @@ impl ::kapi_apimachinery::Object for super::VolumeAttributesClass {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::storage::VolumeAttributesClass>(internal).map(|h| crate::api::storage::v1beta1::conversion::VolumeAttributesClass_from_hub(h))
+        <crate::hub::storage::VolumeAttributesClass as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::storage::v1beta1::conversion::VolumeAttributesClass_from_hub(h))
     }
 }
 
@@ -593,6 +593,6 @@ impl ::kapi_apimachinery::Object for super::VolumeAttributesClassList {
     const INTERNAL_IS_EXTERNAL: bool = false;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<crate::hub::storage::VolumeAttributesClassList>(internal).map(|h| crate::api::storage::v1beta1::conversion::VolumeAttributesClassList_from_hub(h))
+        <crate::hub::storage::VolumeAttributesClassList as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| crate::api::storage::v1beta1::conversion::VolumeAttributesClassList_from_hub(h))
     }
 }

@@ -94,6 +94,33 @@ impl ::kapi_apimachinery::read::ReadFields for Info {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.build_date = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.compiler = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.emulation_major = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.emulation_minor = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.git_commit = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.git_tree_state = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.git_version = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.go_version = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.major = ::kapi_apimachinery::read::null_as_default(value)?,
+            9 => self.min_compatibility_major = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.min_compatibility_minor = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.minor = ::kapi_apimachinery::read::null_as_default(value)?,
+            12 => self.platform = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Info {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Info {

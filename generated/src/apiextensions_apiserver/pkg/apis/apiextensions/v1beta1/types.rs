@@ -55,6 +55,23 @@ impl ::kapi_apimachinery::read::ReadFields for ConversionRequest {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.uid = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.desired_api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.objects = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ConversionRequest {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ConversionRequest {
@@ -123,6 +140,23 @@ impl ::kapi_apimachinery::read::ReadFields for ConversionResponse {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.uid = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.converted_objects = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.result = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ConversionResponse {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ConversionResponse {
@@ -188,6 +222,24 @@ impl ::kapi_apimachinery::read::ReadFields for ConversionReview {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.request = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.response = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ConversionReview {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -272,6 +324,26 @@ impl ::kapi_apimachinery::read::ReadFields for CustomResourceColumnDefinition {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.format = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.description = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.priority = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.json_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CustomResourceColumnDefinition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CustomResourceColumnDefinition {
@@ -343,6 +415,23 @@ impl ::kapi_apimachinery::read::ReadFields for CustomResourceConversion {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.strategy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.webhook_client_config = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.conversion_review_versions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CustomResourceConversion {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -417,6 +506,25 @@ impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinition {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.spec = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CustomResourceDefinition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -500,6 +608,26 @@ impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionCondition
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.last_transition_time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CustomResourceDefinitionCondition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinitionCondition {
@@ -565,6 +693,24 @@ impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CustomResourceDefinitionList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -653,6 +799,26 @@ impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionNames {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.plural = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.singular = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.short_names = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.list_kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.categories = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CustomResourceDefinitionNames {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -798,6 +964,31 @@ impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionSpec {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.names = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.scope = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.validation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.subresources = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.versions = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.additional_printer_columns = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.selectable_fields = ::kapi_apimachinery::read::null_as_default(value)?,
+            9 => self.conversion = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.preserve_unknown_fields = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CustomResourceDefinitionSpec {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinitionSpec {
@@ -875,6 +1066,24 @@ impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.conditions = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.accepted_names = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.stored_versions = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CustomResourceDefinitionStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -991,6 +1200,29 @@ impl ::kapi_apimachinery::read::ReadFields for CustomResourceDefinitionVersion {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.served = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.storage = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.deprecated = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.deprecation_warning = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.schema = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.subresources = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.additional_printer_columns = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.selectable_fields = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CustomResourceDefinitionVersion {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CustomResourceDefinitionVersion {
@@ -1066,6 +1298,23 @@ impl ::kapi_apimachinery::read::ReadFields for CustomResourceSubresourceScale {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.spec_replicas_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.status_replicas_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.label_selector_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CustomResourceSubresourceScale {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CustomResourceSubresourceScale {
@@ -1113,6 +1362,20 @@ impl ::kapi_apimachinery::read::ReadFields for CustomResourceSubresourceStatus {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CustomResourceSubresourceStatus {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1173,6 +1436,22 @@ impl ::kapi_apimachinery::read::ReadFields for CustomResourceSubresources {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.scale = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CustomResourceSubresources {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CustomResourceSubresources {
@@ -1222,6 +1501,21 @@ impl ::kapi_apimachinery::read::ReadFields for CustomResourceValidation {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.open_apiv3_schema = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CustomResourceValidation {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1274,6 +1568,22 @@ impl ::kapi_apimachinery::read::ReadFields for ExternalDocumentation {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.description = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.url = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ExternalDocumentation {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1598,6 +1908,64 @@ impl ::kapi_apimachinery::read::ReadFields for JSONSchemaProps {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.id = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.schema = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.r#ref = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.description = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.r#type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.format = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.title = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.default = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.maximum = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.exclusive_maximum = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.minimum = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.exclusive_minimum = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            12 => self.max_length = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            13 => self.min_length = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            14 => self.pattern = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            15 => self.max_items = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            16 => self.min_items = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            17 => self.unique_items = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            18 => self.multiple_of = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            19 => self.r#enum = ::kapi_apimachinery::read::null_as_default(value)?,
+            20 => self.max_properties = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            21 => self.min_properties = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            22 => self.required = ::kapi_apimachinery::read::null_as_default(value)?,
+            23 => self.items = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            24 => self.all_of = ::kapi_apimachinery::read::null_as_default(value)?,
+            25 => self.one_of = ::kapi_apimachinery::read::null_as_default(value)?,
+            26 => self.any_of = ::kapi_apimachinery::read::null_as_default(value)?,
+            27 => self.not = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            28 => self.properties = ::kapi_apimachinery::read::null_as_default(value)?,
+            29 => self.additional_properties = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            30 => self.pattern_properties = ::kapi_apimachinery::read::null_as_default(value)?,
+            31 => self.dependencies = ::kapi_apimachinery::read::null_as_default(value)?,
+            32 => self.additional_items = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            33 => self.definitions = ::kapi_apimachinery::read::null_as_default(value)?,
+            34 => self.external_docs = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            35 => self.example = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            36 => self.nullable = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            37 => self.x_kubernetes_preserve_unknown_fields = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            38 => self.x_kubernetes_embedded_resource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            39 => self.x_kubernetes_int_or_string = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            40 => self.x_kubernetes_list_map_keys = ::kapi_apimachinery::read::null_as_default(value)?,
+            41 => self.x_kubernetes_list_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            42 => self.x_kubernetes_map_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            43 => self.x_kubernetes_validations = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for JSONSchemaProps {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for JSONSchemaProps {
@@ -1653,6 +2021,21 @@ impl ::kapi_apimachinery::read::ReadFields for SelectableField {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.json_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for SelectableField {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1723,6 +2106,24 @@ impl ::kapi_apimachinery::read::ReadFields for ServiceReference {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.namespace = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.port = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ServiceReference {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1904,6 +2305,26 @@ impl ::kapi_apimachinery::read::ReadFields for ValidationRule {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.rule = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.message_expression = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.field_path = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.optional_old_self = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ValidationRule {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ValidationRule {
@@ -1995,6 +2416,23 @@ impl ::kapi_apimachinery::read::ReadFields for WebhookClientConfig {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.url = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.service = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.ca_bundle = <::kapi_apimachinery::serde_bytes::Base64<_> as ::kapi_apimachinery::read::FromValue>::from_value(value)?.0,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for WebhookClientConfig {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

@@ -66,6 +66,26 @@ impl ::kapi_apimachinery::read::ReadFields for APIGroup {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.versions = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.preferred_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.server_address_by_client_cidrs = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for APIGroup {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for APIGroup {
@@ -124,6 +144,23 @@ impl ::kapi_apimachinery::read::ReadFields for APIGroupList {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.groups = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for APIGroupList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -219,6 +256,30 @@ impl ::kapi_apimachinery::read::ReadFields for APIResource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.singular_name = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.namespaced = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.kind = ::kapi_apimachinery::read::null_as_default(value)?,
+            6 => self.verbs = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.short_names = ::kapi_apimachinery::read::null_as_default(value)?,
+            8 => self.categories = ::kapi_apimachinery::read::null_as_default(value)?,
+            9 => self.storage_version_hash = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for APIResource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for APIResource {
@@ -283,6 +344,24 @@ impl ::kapi_apimachinery::read::ReadFields for APIResourceList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.group_version = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.resources = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for APIResourceList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for APIResourceList {
@@ -346,6 +425,24 @@ impl ::kapi_apimachinery::read::ReadFields for APIVersions {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.versions = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.server_address_by_client_cidrs = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for APIVersions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -420,6 +517,23 @@ impl ::kapi_apimachinery::read::ReadFields for ApplyOptions {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.dry_run = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.force = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.field_manager = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ApplyOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ApplyOptions {
@@ -493,6 +607,26 @@ impl ::kapi_apimachinery::read::ReadFields for Condition {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.status = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.observed_generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.last_transition_time = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.reason = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.message = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Condition {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -589,6 +723,25 @@ impl ::kapi_apimachinery::read::ReadFields for CreateOptions {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.dry_run = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.field_manager = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.field_validation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for CreateOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for CreateOptions {
@@ -673,6 +826,28 @@ impl ::kapi_apimachinery::read::ReadFields for DeleteOptions {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.grace_period_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.preconditions = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.orphan_dependents = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.propagation_policy = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.dry_run = ::kapi_apimachinery::read::null_as_default(value)?,
+            7 => self.ignore_store_read_error_with_cluster_breaking_potential = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for DeleteOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for DeleteOptions {
@@ -731,6 +906,23 @@ impl ::kapi_apimachinery::read::ReadFields for FieldSelectorRequirement {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.key = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.operator = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.values = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for FieldSelectorRequirement {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -796,6 +988,23 @@ impl ::kapi_apimachinery::read::ReadFields for GetOptions {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.resource_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for GetOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for GetOptions {
@@ -851,6 +1060,22 @@ impl ::kapi_apimachinery::read::ReadFields for GroupKind {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for GroupKind {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for GroupKind {
@@ -902,6 +1127,22 @@ impl ::kapi_apimachinery::read::ReadFields for GroupResource {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.group = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.resource = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for GroupResource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -957,6 +1198,22 @@ impl ::kapi_apimachinery::read::ReadFields for GroupVersion {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for GroupVersion {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for GroupVersion {
@@ -1010,6 +1267,22 @@ impl ::kapi_apimachinery::read::ReadFields for GroupVersionForDiscovery {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.group_version = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.version = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for GroupVersionForDiscovery {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1070,6 +1343,23 @@ impl ::kapi_apimachinery::read::ReadFields for GroupVersionKind {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for GroupVersionKind {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for GroupVersionKind {
@@ -1129,6 +1419,23 @@ impl ::kapi_apimachinery::read::ReadFields for GroupVersionResource {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.resource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for GroupVersionResource {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for GroupVersionResource {
@@ -1182,6 +1489,22 @@ impl ::kapi_apimachinery::read::ReadFields for LabelSelector {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.match_labels = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.match_expressions = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for LabelSelector {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1242,6 +1565,23 @@ impl ::kapi_apimachinery::read::ReadFields for LabelSelectorRequirement {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.key = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.operator = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.values = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for LabelSelectorRequirement {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for LabelSelectorRequirement {
@@ -1297,6 +1637,22 @@ impl ::kapi_apimachinery::read::ReadFields for List {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for List {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1368,6 +1724,25 @@ impl ::kapi_apimachinery::read::ReadFields for ListMeta {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.self_link = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.resource_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.r#continue = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.remaining_item_count = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.shard_info = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ListMeta {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1584,6 +1959,33 @@ impl ::kapi_apimachinery::read::ReadFields for ListOptions {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.label_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.field_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.watch = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.allow_watch_bookmarks = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.resource_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.resource_version_match = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.timeout_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.limit = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.r#continue = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            11 => self.send_initial_events = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            12 => self.shard_selector = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ListOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ListOptions {
@@ -1662,6 +2064,27 @@ impl ::kapi_apimachinery::read::ReadFields for ManagedFieldsEntry {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.manager = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.operation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.time = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.fields_type = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.fields_v1 = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.subresource = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ManagedFieldsEntry {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -1796,6 +2219,35 @@ impl ::kapi_apimachinery::read::ReadFields for ObjectMeta {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.generate_name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.namespace = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.self_link = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.uid = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.resource_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.generation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.creation_timestamp = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            8 => self.deletion_timestamp = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            9 => self.deletion_grace_period_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            10 => self.labels = ::kapi_apimachinery::read::null_as_default(value)?,
+            11 => self.annotations = ::kapi_apimachinery::read::null_as_default(value)?,
+            12 => self.owner_references = ::kapi_apimachinery::read::null_as_default(value)?,
+            13 => self.finalizers = ::kapi_apimachinery::read::null_as_default(value)?,
+            14 => self.managed_fields = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ObjectMeta {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ObjectMeta {
@@ -1870,6 +2322,26 @@ impl ::kapi_apimachinery::read::ReadFields for OwnerReference {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.api_version = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.kind = ::kapi_apimachinery::read::null_as_default(value)?,
+            2 => self.name = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.uid = ::kapi_apimachinery::read::null_as_default(value)?,
+            4 => self.controller = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.block_owner_deletion = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for OwnerReference {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for OwnerReference {
@@ -1932,6 +2404,23 @@ impl ::kapi_apimachinery::read::ReadFields for PartialObjectMetadata {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PartialObjectMetadata {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2000,6 +2489,24 @@ impl ::kapi_apimachinery::read::ReadFields for PartialObjectMetadataList {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.items = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PartialObjectMetadataList {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PartialObjectMetadataList {
@@ -2043,6 +2550,20 @@ impl ::kapi_apimachinery::read::ReadFields for Patch {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Patch {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2151,6 +2672,26 @@ impl ::kapi_apimachinery::read::ReadFields for PatchOptions {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.dry_run = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.force = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.field_manager = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.field_validation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for PatchOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for PatchOptions {
@@ -2205,6 +2746,22 @@ impl ::kapi_apimachinery::read::ReadFields for Preconditions {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.uid = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.resource_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Preconditions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Preconditions {
@@ -2255,6 +2812,21 @@ impl ::kapi_apimachinery::read::ReadFields for RootPaths {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.paths = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for RootPaths {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2310,6 +2882,22 @@ impl ::kapi_apimachinery::read::ReadFields for ServerAddressByClientCIDR {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.client_cidr = ::kapi_apimachinery::read::null_as_default(value)?,
+            1 => self.server_address = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ServerAddressByClientCIDR {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for ServerAddressByClientCIDR {
@@ -2358,6 +2946,21 @@ impl ::kapi_apimachinery::read::ReadFields for ShardInfo {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.selector = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for ShardInfo {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2443,6 +3046,28 @@ impl ::kapi_apimachinery::read::ReadFields for Status {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.metadata = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.status = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            5 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            6 => self.details = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            7 => self.code = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Status {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for Status {
@@ -2505,6 +3130,23 @@ impl ::kapi_apimachinery::read::ReadFields for StatusCause {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.reason = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.message = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.field = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatusCause {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2580,6 +3222,26 @@ impl ::kapi_apimachinery::read::ReadFields for StatusDetails {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.name = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.group = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            3 => self.uid = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.causes = ::kapi_apimachinery::read::null_as_default(value)?,
+            5 => self.retry_after_seconds = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for StatusDetails {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for StatusDetails {
@@ -2643,6 +3305,23 @@ impl ::kapi_apimachinery::read::ReadFields for TableOptions {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.include_object = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for TableOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2710,6 +3389,22 @@ impl ::kapi_apimachinery::read::ReadFields for TypeMeta {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for TypeMeta {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 
@@ -2807,6 +3502,25 @@ impl ::kapi_apimachinery::read::ReadFields for UpdateOptions {
         }
         Ok(())
     }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.dry_run = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.field_manager = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            4 => self.field_validation = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for UpdateOptions {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
+    }
 }
 
 impl<'de> ::serde::Deserialize<'de> for UpdateOptions {
@@ -2830,6 +3544,12 @@ pub struct Verbs {
 impl ::kapi_apimachinery::write::WriteJson for Verbs {
     fn write_json(&self, w: &mut ::kapi_apimachinery::write::JsonWriter<'_>) {
         ::kapi_apimachinery::write::WriteJson::write_json(&self.items, w);
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for Verbs {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        Ok(Self { items: ::kapi_apimachinery::read::FromValue::from_value(value)? })
     }
 }
 
@@ -2891,6 +3611,24 @@ impl ::kapi_apimachinery::read::ReadFields for WatchEvent {
             _ => {}
         }
         Ok(())
+    }
+
+    #[allow(unused_variables)]
+    fn read_value_field(&mut self, index: usize, value: ::serde_json::Value) -> Result<(), ::serde_json::Error> {
+        match index {
+            0 => self.kind = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            1 => self.api_version = ::kapi_apimachinery::read::FromValue::from_value(value)?,
+            2 => self.r#type = ::kapi_apimachinery::read::null_as_default(value)?,
+            3 => self.object = ::kapi_apimachinery::read::null_as_default(value)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ::kapi_apimachinery::read::FromValue for WatchEvent {
+    fn from_value(value: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::kapi_apimachinery::read::struct_from_value(value)
     }
 }
 

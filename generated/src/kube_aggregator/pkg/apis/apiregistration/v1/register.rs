@@ -54,7 +54,7 @@ impl ::kapi_apimachinery::Object for super::APIService {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
 
@@ -99,6 +99,6 @@ impl ::kapi_apimachinery::Object for super::APIServiceList {
     const INTERNAL_IS_EXTERNAL: bool = true;
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
-        ::serde_json::from_value::<Self>(internal).map(|h| h)
+        <Self as ::kapi_apimachinery::read::FromValue>::from_value(internal).map(|h| h)
     }
 }
