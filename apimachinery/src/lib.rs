@@ -8,6 +8,23 @@
 //! Every special type implements `serde` (JSON/YAML) and `prost::Message` (protobuf) with
 //! upstream's exact forms, so a generated field of that type needs no special casing.
 
+/// Calls the macro `$then` with the special types, which read and write themselves through
+/// their own serde impls (`read::FromValue` and `write::WriteJson` for each).
+macro_rules! special_types {
+    ($then:ident) => {
+        $then!(
+            crate::Time,
+            crate::MicroTime,
+            crate::Duration,
+            crate::Quantity,
+            crate::IntOrString,
+            crate::RawExtension,
+            crate::FieldsV1,
+            crate::Json,
+        );
+    };
+}
+
 pub mod codec;
 pub mod duration;
 pub mod dynamic;

@@ -252,15 +252,9 @@ macro_rules! read_by_serde {
     )*};
 }
 
+special_types!(read_by_serde);
+
 read_by_serde!(
-    crate::Time,
-    crate::MicroTime,
-    crate::Duration,
-    crate::Quantity,
-    crate::IntOrString,
-    crate::RawExtension,
-    crate::FieldsV1,
-    crate::Json,
     crate::serde_bytes::Base64<Vec<u8>>,
     crate::serde_bytes::Base64<Option<Vec<u8>>>,
     crate::serde_bytes::Base64<std::collections::BTreeMap<String, Vec<u8>>>,

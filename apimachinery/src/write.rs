@@ -326,16 +326,7 @@ macro_rules! written_by_serde {
     )*};
 }
 
-written_by_serde!(
-    crate::Time,
-    crate::MicroTime,
-    crate::Duration,
-    crate::Quantity,
-    crate::IntOrString,
-    crate::RawExtension,
-    crate::FieldsV1,
-    crate::Json,
-);
+special_types!(written_by_serde);
 
 #[cfg(test)]
 mod tests {
