@@ -1,16 +1,12 @@
-//! Serde `with`-modules for protobuf `bytes` fields, whose JSON form is Go's `[]byte`: a base64
+//! Modules for protobuf `bytes` fields, whose JSON form is Go's `[]byte`: a base64
 //! string (standard alphabet, padded).
 //!
 //! Decoding follows Go's `encoding/json` + `base64.StdEncoding`: padding is required, `\r` and `\n`
 //! anywhere in the string are ignored, non-zero trailing bits are accepted, and JSON `null`
 //! decodes to an empty value. Go also accepts a JSON array of small integers for a `[]byte`; so do
-//! we. Encoding always writes a (possibly empty) base64 string, through serde (`serialize`) or a
-//! generated struct's writer (`write`); whether an empty field is omitted is the caller's choice.
-//!
-//! ```text
-//! #[serde(with = "kapi_apimachinery::serde_bytes::base64_vec")]
-//! data: Vec<u8>,
-//! ```
+//! we: each module's `deserialize`. Encoding, each module's `write` (a generated struct's writer,
+//! [`crate::write`]), always writes a (possibly empty) base64 string; whether an empty field is
+//! omitted is the caller's choice.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -20,7 +16,6 @@ use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 
 use crate::write::JsonWriter;
 
@@ -148,10 +143,6 @@ impl<'de> de::Deserialize<'de> for Elem {
 pub mod base64_vec {
     use super::*;
 
-    pub fn serialize<S: Serializer>(value: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&encode(value))
-    }
-
     pub fn write(value: &[u8], w: &mut JsonWriter<'_>) {
         w.string(&encode(value));
     }
@@ -164,13 +155,6 @@ pub mod base64_vec {
 /// `Option<Vec<u8>>` as a base64 string or `null`.
 pub mod base64_option {
     use super::*;
-
-    pub fn serialize<S: Serializer>(value: &Option<Vec<u8>>, serializer: S) -> Result<S::Ok, S::Error> {
-        match value {
-            Some(bytes) => serializer.serialize_str(&encode(bytes)),
-            None => serializer.serialize_none(),
-        }
-    }
 
     pub fn write(value: &Option<Vec<u8>>, w: &mut JsonWriter<'_>) {
         match value {
@@ -188,14 +172,6 @@ pub mod base64_option {
 /// empty map and a `null` value to an empty byte string.
 pub mod base64_map {
     use super::*;
-
-    pub fn serialize<S: Serializer>(value: &BTreeMap<String, Vec<u8>>, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(value.len()))?;
-        for (k, v) in value {
-            map.serialize_entry(k, &encode(v))?;
-        }
-        map.end()
-    }
 
     pub fn write(value: &BTreeMap<String, Vec<u8>>, w: &mut JsonWriter<'_>) {
         w.begin_object();
@@ -243,14 +219,6 @@ pub mod base64_map {
 /// a `null` element to an empty byte string.
 pub mod base64_list {
     use super::*;
-
-    pub fn serialize<S: Serializer>(value: &[Vec<u8>], serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(value.len()))?;
-        for v in value {
-            seq.serialize_element(&encode(v))?;
-        }
-        seq.end()
-    }
 
     pub fn write(value: &[Vec<u8>], w: &mut JsonWriter<'_>) {
         w.begin_array();
@@ -319,18 +287,36 @@ base64_reads!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde::{Deserialize, Serialize};
+    use serde::Deserialize;
 
-    #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
+    #[derive(Debug, Default, PartialEq, Deserialize)]
     struct Holder {
-        #[serde(default, with = "base64_vec")]
+        #[serde(default, deserialize_with = "base64_vec::deserialize")]
         v: Vec<u8>,
-        #[serde(default, with = "base64_option", skip_serializing_if = "Option::is_none")]
+        #[serde(default, deserialize_with = "base64_option::deserialize")]
         o: Option<Vec<u8>>,
-        #[serde(default, with = "base64_map")]
+        #[serde(default, deserialize_with = "base64_map::deserialize")]
         m: BTreeMap<String, Vec<u8>>,
-        #[serde(default, with = "base64_list")]
+        #[serde(default, deserialize_with = "base64_list::deserialize")]
         l: Vec<Vec<u8>>,
+    }
+
+    /// Written as a generated struct writes such fields (an absent `o` left out).
+    impl crate::write::WriteJson for Holder {
+        fn write_json(&self, w: &mut JsonWriter<'_>) {
+            w.begin_object();
+            w.field("v");
+            base64_vec::write(&self.v, w);
+            if self.o.is_some() {
+                w.field("o");
+                base64_option::write(&self.o, w);
+            }
+            w.field("m");
+            base64_map::write(&self.m, w);
+            w.field("l");
+            base64_list::write(&self.l, w);
+            w.end_object();
+        }
     }
 
     #[test]
@@ -362,7 +348,7 @@ mod tests {
             m: BTreeMap::from([("a".to_string(), b"fo".to_vec()), ("b".to_string(), Vec::new())]),
             l: vec![b"f".to_vec(), Vec::new()],
         };
-        let json = serde_json::to_string(&h).unwrap();
+        let json = String::from_utf8(crate::write::to_vec(&h).unwrap()).unwrap();
         assert_eq!(json, r#"{"v":"Zm9v","o":"","m":{"a":"Zm8=","b":""},"l":["Zg==",""]}"#);
         assert_eq!(serde_json::from_str::<Holder>(&json).unwrap(), h);
     }
